@@ -1,0 +1,82 @@
+/**
+ * The one error type of the service. The core throws only AppError; every face (REST, MCP) turns it
+ * into the same JSON body `{error, code, ...details}`. The HTTP status of each code is declared once,
+ * here, so a new code without a status is a compile error.
+ */
+
+export type ErrorCode =
+  | 'invalid_input'
+  | 'invalid_json'
+  | 'unauthorized'
+  | 'insufficient_credits'
+  | 'forbidden'
+  | 'quota_exceeded'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  | 'upstream_failed'
+  | 'upstream_timeout'
+  | 'internal';
+
+export const HTTP_STATUS: Record<ErrorCode, number> = {
+  invalid_input: 400,
+  invalid_json: 400,
+  unauthorized: 401,
+  insufficient_credits: 402,
+  forbidden: 403,
+  quota_exceeded: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  upstream_failed: 502,
+  upstream_timeout: 504,
+  internal: 500,
+};
+
+/** Extra fields that travel with an error body, e.g. `required_cents`, `credit_balance_cents`, `field`. */
+export type ErrorDetails = Record<string, string | number | boolean | string[] | null>;
+
+/** The JSON body every face sends for a failure. */
+export interface ErrorBody extends ErrorDetails {
+  error: string;
+  code: ErrorCode;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly details: ErrorDetails;
+
+  /**
+   * @param message one sentence an agent can act on: what was wrong and what to do. It is shown to the
+   *   caller, so it never holds a key, a stack or an internal detail.
+   * @param cause kept for the logs only.
+   */
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.details = details;
+  }
+
+  get status(): number {
+    return HTTP_STATUS[this.code];
+  }
+
+  toBody(): ErrorBody {
+    return { ...this.details, error: this.message, code: this.code };
+  }
+}
+
+const GENERIC_INTERNAL = 'The service failed to handle this request; it changed nothing, so it is safe to retry.';
+
+/** Any thrown value as an AppError; unknown failures become a generic `internal` error (log the cause). */
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  return new AppError('internal', GENERIC_INTERNAL, {}, err);
+}

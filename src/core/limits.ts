@@ -1,0 +1,33 @@
+/**
+ * Size and range limits. Defaults are the documented ones; the operator may change any of them through
+ * configuration, and the schemas (and so the OpenAPI document and MCP tool schemas) follow.
+ */
+export interface Limits {
+  memoryKeyMaxChars: number;
+  memoryValueMaxBytes: number;
+  metadataMaxBytes: number;
+  memoriesPerAgent: number;
+  queryMaxChars: number;
+  cacheMinutesMax: number;
+  cacheMinutesDefault: number;
+  searchLimitMax: number;
+  searchLimitDefault: number;
+  nameMaxChars: number;
+  topUpMaxCents: number;
+  transactionsLimitMax: number;
+}
+
+export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
+  memoryKeyMaxChars: 256,
+  memoryValueMaxBytes: 64 * 1024,
+  metadataMaxBytes: 8 * 1024,
+  memoriesPerAgent: 10_000,
+  queryMaxChars: 500,
+  cacheMinutesMax: 1440,
+  cacheMinutesDefault: 15,
+  searchLimitMax: 100,
+  searchLimitDefault: 50,
+  nameMaxChars: 100,
+  topUpMaxCents: 10_000_000,
+  transactionsLimitMax: 100,
+});

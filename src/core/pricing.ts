@@ -1,0 +1,12 @@
+/** The prices of the spec's table, in cents. The only place a price is written. */
+export const PRICES = Object.freeze({
+  memoryOp: 1,
+  liveDataFresh: 2,
+  liveDataCached: 0,
+  memoryDelete: 0,
+  starterCredit: 50,
+});
+
+export const PLAN_PAY_AS_YOU_GO = 'pay-as-you-go';
+export const SERVICE_NAME = 'agent-context';
+export const SERVICE_VERSION = '1.0.0';

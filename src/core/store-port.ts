@@ -1,0 +1,41 @@
+/**
+ * The persistence port. The core sees only this; adapters (JSON file now, PostgreSQL later) implement it.
+ * Methods are asynchronous so that a database adapter fits the same shape.
+ */
+import type { Account, LedgerEntry, Memory, MemoryType } from './model.js';
+
+/** Reads of committed state. */
+export interface StoreReader {
+  getAccount(id: string): Promise<Account | undefined>;
+  findAccountByKeyHash(keyHash: string): Promise<Account | undefined>;
+  findAccountByEmail(email: string): Promise<Account | undefined>;
+  /** Newest first, at most `limit`. */
+  listLedger(agentId: string, limit: number): Promise<LedgerEntry[]>;
+  getMemory(agentId: string, key: string): Promise<Memory | undefined>;
+  /** Most recently updated first, at most `limit`, optionally of one type. Never reads other agents' data. */
+  listMemories(agentId: string, filter: { type?: MemoryType; limit: number }): Promise<Memory[]>;
+  countMemories(agentId: string): Promise<number>;
+}
+
+/** A transaction: reads see the transaction's own writes; writes land all together or not at all. */
+export interface StoreTx extends StoreReader {
+  /** Insert or replace an account (by id). */
+  putAccount(account: Account): Promise<void>;
+  appendLedger(entry: LedgerEntry): Promise<void>;
+  /** Insert or replace a memory (by agentId and key). */
+  putMemory(memory: Memory): Promise<void>;
+  /** @returns false when there was no such memory. */
+  deleteMemory(agentId: string, key: string): Promise<boolean>;
+}
+
+export interface StorePort {
+  /**
+   * Runs `work` as one atomic, isolated step: no other transaction interleaves with it, and its writes are
+   * durable before the returned promise resolves. If `work` throws, nothing it wrote is kept.
+   */
+  transact<T>(work: (tx: StoreTx) => Promise<T>): Promise<T>;
+  /** Reads committed state, without waiting for transactions in flight. */
+  read<T>(work: (reader: StoreReader) => Promise<T>): Promise<T>;
+  /** Flushes and releases the store. Further calls fail. */
+  close(): Promise<void>;
+}
