@@ -69,7 +69,7 @@ export class AppError extends Error {
   }
 
   toBody(): ErrorBody {
-    return { ...this.details, error: this.message, code: this.code };
+    return { error: this.message, code: this.code, ...this.details };
   }
 }
 

@@ -36,6 +36,7 @@ export type LedgerOperation =
   | 'top_up'
   | 'memory_store'
   | 'memory_retrieve'
+  | 'memory_delete'
   | 'memory_search'
   | 'data';
 

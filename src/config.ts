@@ -1,0 +1,116 @@
+/**
+ * Configuration, parsed once with zod from the environment and command-line flags (flags win) into a
+ * frozen Config. Nothing else reads process.env. A bad value stops start-up with a message naming it.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+import { DEFAULT_LIMITS, type Limits } from './core/limits.js';
+import { DEFAULT_UPSTREAM_URLS, type LiveConfig } from './live/live-config.js';
+
+const Port = z.coerce.number().int().min(0).max(65_535);
+const PositiveInt = z.coerce.number().int().min(1);
+/** A base URL: only its scheme, host and port are used. */
+const BaseUrl = z.url({ protocol: /^https?$/ }).transform((value) => new URL(value).origin);
+const Optional = z
+  .string()
+  .optional()
+  .transform((value) => (value === '' ? undefined : value));
+
+const EnvSchema = z.object({
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: Port.default(8787),
+  DATA_DIR: z.string().min(1).default('./data'),
+  PUBLIC_URL: z
+    .url({ protocol: /^https?$/ })
+    .transform((value) => value.replace(/\/+$/u, ''))
+    .optional(),
+  AC_ADMIN_TOKEN: Optional.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+  AC_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  AC_BODY_MAX_BYTES: PositiveInt.default(256 * 1024),
+  AC_UPSTREAM_TIMEOUT_MS: PositiveInt.default(8000),
+  AC_COINGECKO_API_KEY: Optional,
+  AC_OPEN_METEO_GEOCODING_URL: BaseUrl.default(DEFAULT_UPSTREAM_URLS.openMeteoGeocoding),
+  AC_OPEN_METEO_FORECAST_URL: BaseUrl.default(DEFAULT_UPSTREAM_URLS.openMeteoForecast),
+  AC_COINGECKO_URL: BaseUrl.default(DEFAULT_UPSTREAM_URLS.coingecko),
+  AC_FRANKFURTER_URL: BaseUrl.default(DEFAULT_UPSTREAM_URLS.frankfurter),
+  AC_HN_ALGOLIA_URL: BaseUrl.default(DEFAULT_UPSTREAM_URLS.hnAlgolia),
+  AC_DUCKDUCKGO_URL: BaseUrl.default(DEFAULT_UPSTREAM_URLS.duckduckgo),
+  AC_WIKIPEDIA_URL: BaseUrl.default(DEFAULT_UPSTREAM_URLS.wikipedia),
+  AC_MEMORY_KEY_MAX_CHARS: PositiveInt.default(DEFAULT_LIMITS.memoryKeyMaxChars),
+  AC_MEMORY_VALUE_MAX_BYTES: PositiveInt.default(DEFAULT_LIMITS.memoryValueMaxBytes),
+  AC_METADATA_MAX_BYTES: PositiveInt.default(DEFAULT_LIMITS.metadataMaxBytes),
+  AC_MEMORIES_PER_AGENT: PositiveInt.default(DEFAULT_LIMITS.memoriesPerAgent),
+  AC_QUERY_MAX_CHARS: PositiveInt.default(DEFAULT_LIMITS.queryMaxChars),
+});
+
+/** Flags that mirror environment variables; a flag given wins over the variable. */
+export interface ConfigFlags {
+  host?: string;
+  port?: string;
+  dataDir?: string;
+  publicUrl?: string;
+}
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  publicUrl: string | undefined;
+  adminToken: string | undefined;
+  logLevel: string;
+  bodyMaxBytes: number;
+  limits: Limits;
+  live: LiveConfig;
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Readonly<Config> {
+  const merged = {
+    ...env,
+    ...(flags.host === undefined ? {} : { HOST: flags.host }),
+    ...(flags.port === undefined ? {} : { PORT: flags.port }),
+    ...(flags.dataDir === undefined ? {} : { DATA_DIR: flags.dataDir }),
+    ...(flags.publicUrl === undefined ? {} : { PUBLIC_URL: flags.publicUrl }),
+  };
+  const parsed = EnvSchema.safeParse(merged);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => {
+      const name = issue.path.join('.');
+      return `  ${name}=${JSON.stringify(merged[name as keyof typeof merged] ?? '')}: ${issue.message}`;
+    });
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  return Object.freeze({
+    host: e.HOST,
+    port: e.PORT,
+    dataDir: path.resolve(e.DATA_DIR),
+    publicUrl: e.PUBLIC_URL,
+    adminToken: e.AC_ADMIN_TOKEN,
+    logLevel: e.AC_LOG_LEVEL,
+    bodyMaxBytes: e.AC_BODY_MAX_BYTES,
+    limits: Object.freeze({
+      ...DEFAULT_LIMITS,
+      memoryKeyMaxChars: e.AC_MEMORY_KEY_MAX_CHARS,
+      memoryValueMaxBytes: e.AC_MEMORY_VALUE_MAX_BYTES,
+      metadataMaxBytes: e.AC_METADATA_MAX_BYTES,
+      memoriesPerAgent: e.AC_MEMORIES_PER_AGENT,
+      queryMaxChars: e.AC_QUERY_MAX_CHARS,
+    }),
+    live: Object.freeze({
+      userAgent: 'agent-context/1.0 (+https://github.com/agent-context/agent-context)',
+      timeoutMs: e.AC_UPSTREAM_TIMEOUT_MS,
+      urls: {
+        openMeteoGeocoding: e.AC_OPEN_METEO_GEOCODING_URL,
+        openMeteoForecast: e.AC_OPEN_METEO_FORECAST_URL,
+        coingecko: e.AC_COINGECKO_URL,
+        frankfurter: e.AC_FRANKFURTER_URL,
+        hnAlgolia: e.AC_HN_ALGOLIA_URL,
+        duckduckgo: e.AC_DUCKDUCKGO_URL,
+        wikipedia: e.AC_WIKIPEDIA_URL,
+      },
+      ...(e.AC_COINGECKO_API_KEY === undefined ? {} : { coingeckoApiKey: e.AC_COINGECKO_API_KEY }),
+    }),
+  });
+}

@@ -1,0 +1,126 @@
+/**
+ * Accounts and keys: self-registration with starter credit, authentication by API key, account views,
+ * ledger history, and operator top-ups. Keys are 256 random bits with an `ac_` prefix, stored only as a
+ * SHA-256 hash (a fast hash suffices for keys of that entropy) and compared in constant time.
+ */
+import { Buffer } from 'node:buffer';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Clock } from './clock.js';
+import { AppError } from './errors.js';
+import { credit } from './ledger.js';
+import type { Account, LedgerEntry } from './model.js';
+import { PLAN_PAY_AS_YOU_GO, PRICES } from './pricing.js';
+import type { Input, Output } from './schemas.js';
+import type { StorePort } from './store-port.js';
+
+export const KEY_PREFIX = 'ac_';
+
+export function generateKey(): string {
+  return KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+export const HOW_TO_AUTHENTICATE =
+  'Send the key as "X-API-Key: <key>" or "Authorization: Bearer <key>"; get a key with POST /api/ac/register.';
+
+export function createAccounts(store: StorePort, clock: Clock) {
+  async function register(input: Input<'RegisterInput'>): Promise<Output<'RegisterOutput'>> {
+    const key = generateKey();
+    const account = await store.transact(async (tx) => {
+      if (await tx.findAccountByEmail(input.email)) {
+        throw new AppError(
+          'conflict',
+          `An account for ${input.email} already exists; use its key, or register with another e-mail address.`,
+          { field: 'email' },
+        );
+      }
+      const created: Account = {
+        id: `agt_${randomBytes(12).toString('base64url')}`,
+        email: input.email,
+        name: input.name ?? null,
+        plan: PLAN_PAY_AS_YOU_GO,
+        keyHash: hashKey(key),
+        balanceCents: 0,
+        createdAt: clock.now().toISOString(),
+      };
+      await tx.putAccount(created);
+      return credit(tx, created, PRICES.starterCredit, 'starter_credit', clock);
+    });
+    return {
+      agent_key: key,
+      credit_balance_cents: account.balanceCents,
+      plan: account.plan,
+      email: account.email,
+      name: account.name,
+      created_at: account.createdAt,
+    };
+  }
+
+  /** The account that owns `key`; `unauthorized` when the key is missing or unknown. */
+  async function authenticate(key: string | undefined): Promise<Account> {
+    if (!key) throw new AppError('unauthorized', `Missing API key. ${HOW_TO_AUTHENTICATE}`);
+    const hash = hashKey(key);
+    const account = await store.read((reader) => reader.findAccountByKeyHash(hash));
+    if (!account || !timingSafeEqual(Buffer.from(account.keyHash, 'hex'), Buffer.from(hash, 'hex'))) {
+      throw new AppError('unauthorized', `Unknown API key: check it was copied whole. ${HOW_TO_AUTHENTICATE}`);
+    }
+    return account;
+  }
+
+  async function info(agentId: string): Promise<Output<'AccountOutput'>> {
+    const account = await store.read((reader) => reader.getAccount(agentId));
+    if (!account) throw new AppError('unauthorized', 'This API key no longer belongs to an account; register again.');
+    return {
+      email: account.email,
+      name: account.name,
+      plan: account.plan,
+      credit_balance_cents: account.balanceCents,
+      created_at: account.createdAt,
+    };
+  }
+
+  async function transactions(
+    agentId: string,
+    input: Input<'TransactionsInput'>,
+  ): Promise<Output<'TransactionsOutput'>> {
+    const [account, entries] = await store.read(async (reader) =>
+      Promise.all([reader.getAccount(agentId), reader.listLedger(agentId, input.limit)]),
+    );
+    if (!account) throw new AppError('unauthorized', 'This API key no longer belongs to an account; register again.');
+    const list = entries.map(toTransactionView);
+    return { transactions: list, count: list.length, credit_balance_cents: account.balanceCents };
+  }
+
+  async function addCredits(input: Input<'AddCreditsInput'>): Promise<Output<'AddCreditsOutput'>> {
+    const account = await store.transact(async (tx) => {
+      const found = await tx.findAccountByEmail(input.email);
+      if (!found) {
+        throw new AppError('not_found', `No account is registered with ${input.email}; check the address.`, {
+          field: 'email',
+        });
+      }
+      return credit(tx, found, input.cents, 'top_up', clock);
+    });
+    return { success: true, email: account.email, credited_cents: input.cents, credit_balance_cents: account.balanceCents };
+  }
+
+  return { register, authenticate, info, transactions, addCredits };
+}
+
+export type Accounts = ReturnType<typeof createAccounts>;
+
+function toTransactionView(entry: LedgerEntry) {
+  return {
+    id: entry.id,
+    at: entry.at,
+    operation: entry.operation,
+    amount_cents: entry.amountCents,
+    balance_after_cents: entry.balanceAfterCents,
+    ...(entry.memoryKey === undefined ? {} : { memory_key: entry.memoryKey }),
+    ...(entry.queryType === undefined ? {} : { query_type: entry.queryType }),
+    ...(entry.query === undefined ? {} : { query: entry.query }),
+  };
+}

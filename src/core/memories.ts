@@ -1,0 +1,120 @@
+/**
+ * Named text memories per agent: store or update, retrieve, delete, list by type. Each paid call goes
+ * through `runCharged`, so the memory change and its debit are one transaction.
+ */
+import type { Clock } from './clock.js';
+import { AppError } from './errors.js';
+import { runCharged } from './ledger.js';
+import type { Limits } from './limits.js';
+import type { Memory } from './model.js';
+import { PRICES } from './pricing.js';
+import type { Input, Output } from './schemas.js';
+import type { StorePort } from './store-port.js';
+
+export function toMemoryView(memory: Memory): Output<'Memory'> {
+  return {
+    memory_key: memory.key,
+    memory_value: memory.value,
+    memory_type: memory.type,
+    metadata: memory.metadata,
+    created_at: memory.createdAt,
+    updated_at: memory.updatedAt,
+  };
+}
+
+function memoryNotFound(key: string): AppError {
+  return new AppError(
+    'not_found',
+    `No memory with memory_key ${JSON.stringify(key)} exists for this agent; nothing was charged. ` +
+      'List your keys with POST /api/ac/memory/search.',
+    { memory_key: key },
+  );
+}
+
+export function createMemories(store: StorePort, clock: Clock, limits: Limits) {
+  async function storeMemory(agentId: string, input: Input<'StoreInput'>): Promise<Output<'StoreOutput'>> {
+    const charge = { cents: PRICES.memoryOp, operation: 'memory_store' as const, ref: { memoryKey: input.memory_key } };
+    const { result, account } = await runCharged(store, clock, agentId, charge, async (tx) => {
+      const existing = await tx.getMemory(agentId, input.memory_key);
+      if (!existing && (await tx.countMemories(agentId)) >= limits.memoriesPerAgent) {
+        throw new AppError(
+          'quota_exceeded',
+          `This agent already holds ${limits.memoriesPerAgent} memories, the most allowed; nothing was charged. ` +
+            'Delete memories you no longer need, or update an existing key.',
+          { memories_limit: limits.memoriesPerAgent },
+        );
+      }
+      const now = clock.now().toISOString();
+      const memory: Memory = {
+        agentId,
+        key: input.memory_key,
+        value: input.memory_value,
+        type: input.memory_type,
+        metadata: input.metadata ?? {},
+        createdAt: existing?.createdAt ?? now,
+        updatedAt: now,
+      };
+      await tx.putMemory(memory);
+      return { memory, created: !existing };
+    });
+    return {
+      success: true,
+      memory: toMemoryView(result.memory),
+      created: result.created,
+      cost_cents: charge.cents,
+      credit_balance_cents: account.balanceCents,
+    };
+  }
+
+  async function retrieveMemory(agentId: string, input: Input<'RetrieveInput'>): Promise<Output<'RetrieveOutput'>> {
+    const charge = {
+      cents: PRICES.memoryOp,
+      operation: 'memory_retrieve' as const,
+      ref: { memoryKey: input.memory_key },
+    };
+    const { result, account } = await runCharged(store, clock, agentId, charge, async (tx) => {
+      const memory = await tx.getMemory(agentId, input.memory_key);
+      if (!memory) throw memoryNotFound(input.memory_key);
+      return memory;
+    });
+    return {
+      success: true,
+      memory: toMemoryView(result),
+      cost_cents: charge.cents,
+      credit_balance_cents: account.balanceCents,
+    };
+  }
+
+  async function deleteMemory(agentId: string, input: Input<'DeleteInput'>): Promise<Output<'DeleteOutput'>> {
+    const charge = { cents: PRICES.memoryDelete, operation: 'memory_delete' as const };
+    const { account } = await runCharged(store, clock, agentId, charge, async (tx) => {
+      if (!(await tx.deleteMemory(agentId, input.memory_key))) throw memoryNotFound(input.memory_key);
+    });
+    return {
+      success: true,
+      deleted: true,
+      memory_key: input.memory_key,
+      cost_cents: charge.cents,
+      credit_balance_cents: account.balanceCents,
+    };
+  }
+
+  async function searchMemories(agentId: string, input: Input<'SearchInput'>): Promise<Output<'SearchOutput'>> {
+    const charge = { cents: PRICES.memoryOp, operation: 'memory_search' as const };
+    const { result, account } = await runCharged(store, clock, agentId, charge, (tx) =>
+      tx.listMemories(agentId, { ...(input.memory_type ? { type: input.memory_type } : {}), limit: input.limit }),
+    );
+    const memories = result.map(toMemoryView);
+    return {
+      success: true,
+      memories,
+      count: memories.length,
+      cost_cents: charge.cents,
+      credit_balance_cents: account.balanceCents,
+    };
+  }
+
+  return { storeMemory, retrieveMemory, deleteMemory, searchMemories };
+}
+
+export type Memories = ReturnType<typeof createMemories>;

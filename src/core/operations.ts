@@ -1,0 +1,200 @@
+/**
+ * The operation table: every operation of the service declared once, with its HTTP method and path, its
+ * schemas, its price and a description written for agents. The REST routes, ping's `agent_api` map, the
+ * OpenAPI document, llms.txt (and the MCP tools) are all generated from this table.
+ */
+import type { z } from 'zod';
+import type { Core } from './core.js';
+import type { ErrorCode } from './errors.js';
+import { PRICES } from './pricing.js';
+import type { Schemas } from './schemas.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'DELETE';
+
+/** Who may call: anyone, an agent with its API key, or the operator with the admin token. */
+export type Auth = 'none' | 'agent' | 'admin';
+
+export interface Operation<In extends z.ZodType = z.ZodType, Out extends z.ZodType = z.ZodType> {
+  name: string;
+  title: string;
+  http: { method: HttpMethod; path: string };
+  auth: Auth;
+  /**
+   * Whether the REST request must repeat the key in an `agent_key` field (the spec's rule for its own
+   * protected endpoints), may do so, or has none (unauthenticated and admin operations).
+   */
+  agentKeyField: 'required' | 'optional' | 'none';
+  /** Cents charged on success; `cachedCents` when the result may come from the cache. */
+  cost: { cents: number; cachedCents?: number };
+  /** One line. */
+  summary: string;
+  /** For agents: what it does, what it costs, what to do on failure. */
+  description: string;
+  /** Error codes this operation can answer besides the generic ones (400, 401, 500...). */
+  errors: ErrorCode[];
+  input: In;
+  output: Out;
+  run(core: Core, agentId: string | undefined, input: z.output<In>): Promise<z.input<Out>>;
+}
+
+/** Keeps each entry's input and output types tied to its `run` while the table holds them all. */
+function define<In extends z.ZodType, Out extends z.ZodType>(op: Operation<In, Out>): Operation {
+  return op as unknown as Operation;
+}
+
+function requireAgent(agentId: string | undefined): string {
+  if (agentId === undefined) throw new Error('an agent operation ran without an authenticated agent');
+  return agentId;
+}
+
+export function createOperations(schemas: Schemas): readonly Operation[] {
+  const memoryOp = { cents: PRICES.memoryOp };
+  return Object.freeze([
+    define({
+      name: 'register',
+      title: 'Register',
+      http: { method: 'POST', path: '/api/ac/register' },
+      auth: 'none',
+      agentKeyField: 'none',
+      cost: { cents: 0 },
+      summary: 'Create an account and get an API key with 50 cents of starter credit.',
+      description:
+        'Registers a new agent account for an e-mail address and returns its API key (shown only once: keep it) ' +
+        `with ${PRICES.starterCredit} cents of starter credit. Free, no authentication. ` +
+        'An e-mail that is already registered gets 409: use the key you were given.',
+      errors: ['conflict'],
+      input: schemas.RegisterInput,
+      output: schemas.RegisterOutput,
+      run: (core, _agent, input) => core.accounts.register(input),
+    }),
+    define({
+      name: 'memory_store',
+      title: 'Store memory',
+      http: { method: 'POST', path: '/api/ac/memory' },
+      auth: 'agent',
+      agentKeyField: 'required',
+      cost: memoryOp,
+      summary: 'Store a named memory, or update it if the key exists.',
+      description:
+        `Stores memory_value under memory_key for the calling agent; an existing key is updated (created_at kept). ` +
+        `Costs ${PRICES.memoryOp} cent. On 402 the balance is too low; on 403 the memory quota is reached: ` +
+        'delete memories you no longer need.',
+      errors: ['insufficient_credits', 'quota_exceeded', 'forbidden'],
+      input: schemas.StoreInput,
+      output: schemas.StoreOutput,
+      run: (core, agent, input) => core.memories.storeMemory(requireAgent(agent), input),
+    }),
+    define({
+      name: 'memory_retrieve',
+      title: 'Retrieve memory',
+      http: { method: 'GET', path: '/api/ac/memory' },
+      auth: 'agent',
+      agentKeyField: 'required',
+      cost: memoryOp,
+      summary: 'Read one memory by its key.',
+      description:
+        `Returns the memory stored under memory_key. Costs ${PRICES.memoryOp} cent; a key that does not exist ` +
+        'gets 404 and costs nothing: list your keys with memory_search.',
+      errors: ['insufficient_credits', 'not_found', 'forbidden'],
+      input: schemas.RetrieveInput,
+      output: schemas.RetrieveOutput,
+      run: (core, agent, input) => core.memories.retrieveMemory(requireAgent(agent), input),
+    }),
+    define({
+      name: 'memory_delete',
+      title: 'Delete memory',
+      http: { method: 'DELETE', path: '/api/ac/memory' },
+      auth: 'agent',
+      agentKeyField: 'required',
+      cost: { cents: PRICES.memoryDelete },
+      summary: 'Delete one memory by its key.',
+      description:
+        'Deletes the memory stored under memory_key. Free. A key that does not exist gets 404 (nothing changes).',
+      errors: ['not_found', 'forbidden'],
+      input: schemas.DeleteInput,
+      output: schemas.DeleteOutput,
+      run: (core, agent, input) => core.memories.deleteMemory(requireAgent(agent), input),
+    }),
+    define({
+      name: 'memory_search',
+      title: 'List memories',
+      http: { method: 'POST', path: '/api/ac/memory/search' },
+      auth: 'agent',
+      agentKeyField: 'required',
+      cost: memoryOp,
+      summary: 'List the memories of the calling agent, optionally of one type.',
+      description:
+        'Lists your memories, most recently updated first, optionally only those of memory_type, at most limit ' +
+        `(default 50, 1-100). Takes no text query. Costs ${PRICES.memoryOp} cent.`,
+      errors: ['insufficient_credits', 'forbidden'],
+      input: schemas.SearchInput,
+      output: schemas.SearchOutput,
+      run: (core, agent, input) => core.memories.searchMemories(requireAgent(agent), input),
+    }),
+    define({
+      name: 'data',
+      title: 'Fetch live data',
+      http: { method: 'POST', path: '/api/ac/data' },
+      auth: 'agent',
+      agentKeyField: 'required',
+      cost: { cents: PRICES.liveDataFresh, cachedCents: PRICES.liveDataCached },
+      summary: 'Fetch news, web search results, current weather or an asset price.',
+      description:
+        'Fetches live data for query: query_type news (latest articles), search (web results), weather (a city) ' +
+        `or price (a coin or an ISO currency code, optionally "in eur"). Costs ${PRICES.liveDataFresh} cents ` +
+        `when fetched fresh; free when served from the shared cache, which is used when its result is at most ` +
+        'cache_minutes old (default 15; 0 always fetches fresh). 404: no such city or asset, check the spelling. ' +
+        '502/504: the upstream failed or timed out; nothing was charged, retry later.',
+      errors: ['insufficient_credits', 'not_found', 'forbidden', 'upstream_failed', 'upstream_timeout'],
+      input: schemas.DataInput,
+      output: schemas.DataOutput,
+      run: (core, agent, input) => core.liveData.fetchData(requireAgent(agent), input),
+    }),
+    define({
+      name: 'account',
+      title: 'Account',
+      http: { method: 'GET', path: '/api/ac/account' },
+      auth: 'agent',
+      agentKeyField: 'optional',
+      cost: { cents: 0 },
+      summary: 'Show the account: e-mail, name, plan and balance.',
+      description: 'Returns the calling account with its credit balance. Free.',
+      errors: ['forbidden'],
+      input: schemas.AccountInput,
+      output: schemas.AccountOutput,
+      run: (core, agent) => core.accounts.info(requireAgent(agent)),
+    }),
+    define({
+      name: 'account_transactions',
+      title: 'Ledger entries',
+      http: { method: 'GET', path: '/api/ac/account/transactions' },
+      auth: 'agent',
+      agentKeyField: 'optional',
+      cost: { cents: 0 },
+      summary: 'List the ledger entries of the account, newest first.',
+      description:
+        'Returns credits and debits of the calling account, newest first, each with the balance after it and ' +
+        'the memory_key or query it concerned. Free.',
+      errors: ['forbidden'],
+      input: schemas.TransactionsInput,
+      output: schemas.TransactionsOutput,
+      run: (core, agent, input) => core.accounts.transactions(requireAgent(agent), input),
+    }),
+    define({
+      name: 'admin_credits',
+      title: 'Add credits (operator)',
+      http: { method: 'POST', path: '/api/ac/admin/credits' },
+      auth: 'admin',
+      agentKeyField: 'none',
+      cost: { cents: 0 },
+      summary: 'Operator only: add credit to an account by e-mail.',
+      description:
+        'Adds cents to the balance of the account registered with email, as a top_up ledger entry. Needs ' +
+        '"Authorization: Bearer <AC_ADMIN_TOKEN>"; answers 404 while the server has no admin token configured.',
+      errors: ['not_found'],
+      input: schemas.AddCreditsInput,
+      output: schemas.AddCreditsOutput,
+      run: (core, _agent, input) => core.accounts.addCredits(input),
+    }),
+  ]);
+}

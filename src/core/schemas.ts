@@ -1,0 +1,220 @@
+/**
+ * The zod schemas of every operation's input and output, shared by every face (REST bodies, MCP tool
+ * schemas, the OpenAPI document). Built from the configured limits, so a changed limit shows everywhere.
+ * Inputs are strict: an unknown field is a 400 naming it, because a misspelt optional field would
+ * otherwise be silently ignored.
+ */
+import { Buffer } from 'node:buffer';
+import { z } from 'zod';
+import type { Limits } from './limits.js';
+import { type JsonObject, MEMORY_TYPES, QUERY_TYPES } from './model.js';
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
+const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/u;
+
+function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function createSchemas(limits: Limits) {
+  const MemoryKey = z
+    .string()
+    .min(1, 'memory_key must not be empty')
+    .max(limits.memoryKeyMaxChars, `memory_key must be at most ${limits.memoryKeyMaxChars} characters`)
+    .refine((key) => !CONTROL_CHARS.test(key), 'memory_key must not contain control characters')
+    .describe(`Name of the memory, unique per agent; 1-${limits.memoryKeyMaxChars} characters, no control characters.`);
+
+  const MemoryValue = z
+    .string()
+    .refine(
+      (value) => Buffer.byteLength(value, 'utf8') <= limits.memoryValueMaxBytes,
+      `memory_value must be at most ${limits.memoryValueMaxBytes} bytes of UTF-8`,
+    )
+    .describe(`The text to remember; at most ${limits.memoryValueMaxBytes} bytes of UTF-8.`);
+
+  const MemoryType = z.enum(MEMORY_TYPES).describe('Kind of memory: context, preference, workflow or fact.');
+
+  /** Any JSON object, kept exactly as sent: keys such as `__proto__` are ordinary keys. */
+  const Metadata = z
+    .unknown()
+    .refine(isJsonObject, 'metadata must be a JSON object')
+    .refine(
+      (value) => Buffer.byteLength(JSON.stringify(value), 'utf8') <= limits.metadataMaxBytes,
+      `metadata must be at most ${limits.metadataMaxBytes} bytes when serialised as JSON`,
+    )
+    .meta({ type: 'object', additionalProperties: true })
+    .describe(`Free-form JSON object; at most ${limits.metadataMaxBytes} bytes serialised.`) as unknown as z.ZodType<
+    JsonObject,
+    JsonObject
+  >;
+
+  const Timestamp = z.iso.datetime().describe('ISO 8601 date-time, UTC.');
+  const Cents = z.int().describe('An amount in cents.');
+
+  const Memory = z
+    .object({
+      memory_key: z.string(),
+      memory_value: z.string(),
+      memory_type: MemoryType,
+      metadata: z.record(z.string(), z.unknown()),
+      created_at: Timestamp,
+      updated_at: Timestamp,
+    })
+    .describe('A stored memory.');
+
+  const billed = {
+    cost_cents: Cents.describe('Cents charged for this request.'),
+    credit_balance_cents: Cents.describe('Balance after this request, in cents.'),
+  };
+
+  const Email = z
+    .string()
+    .trim()
+    .toLowerCase()
+    .max(254, 'email must be at most 254 characters')
+    .meta({ format: 'email' })
+    .pipe(z.email('email must be a valid e-mail address, like agent@example.com'))
+    .describe('E-mail address of the account (trimmed and lower-cased).');
+
+  return {
+    MemoryKey,
+    Memory,
+
+    RegisterInput: z.strictObject({
+      email: Email,
+      name: z
+        .string()
+        .max(limits.nameMaxChars, `name must be at most ${limits.nameMaxChars} characters`)
+        .optional()
+        .describe('Optional display name of the agent.'),
+    }),
+    RegisterOutput: z.object({
+      agent_key: z.string().describe('The API key. Shown once: keep it.'),
+      credit_balance_cents: Cents,
+      plan: z.string(),
+      email: z.string(),
+      name: z.string().nullable(),
+      created_at: Timestamp,
+    }),
+
+    StoreInput: z.strictObject({
+      memory_key: MemoryKey,
+      memory_value: MemoryValue,
+      memory_type: MemoryType.default('context'),
+      metadata: Metadata.optional(),
+    }),
+    StoreOutput: z.object({
+      success: z.literal(true),
+      memory: Memory,
+      created: z.boolean().describe('True when the key was new, false when an existing memory was updated.'),
+      ...billed,
+    }),
+
+    RetrieveInput: z.strictObject({ memory_key: MemoryKey }),
+    RetrieveOutput: z.object({ success: z.literal(true), memory: Memory, ...billed }),
+
+    DeleteInput: z.strictObject({ memory_key: MemoryKey }),
+    DeleteOutput: z.object({
+      success: z.literal(true),
+      deleted: z.literal(true),
+      memory_key: z.string(),
+      ...billed,
+    }),
+
+    SearchInput: z.strictObject({
+      memory_type: MemoryType.optional().describe('Only memories of this type.'),
+      limit: z
+        .int('limit must be an integer')
+        .min(1, 'limit must be at least 1')
+        .max(limits.searchLimitMax, `limit must be at most ${limits.searchLimitMax}`)
+        .default(limits.searchLimitDefault)
+        .describe(`At most this many memories (1-${limits.searchLimitMax}).`),
+    }),
+    SearchOutput: z.object({
+      success: z.literal(true),
+      memories: z.array(Memory).describe('Most recently updated first.'),
+      count: z.int(),
+      ...billed,
+    }),
+
+    DataInput: z.strictObject({
+      query_type: z.enum(QUERY_TYPES).describe('news, search, weather or price.'),
+      query: z
+        .string()
+        .trim()
+        .min(1, 'query must not be empty')
+        .max(limits.queryMaxChars, `query must be at most ${limits.queryMaxChars} characters`)
+        .describe('Search term (news, search), city name (weather) or asset name (price).'),
+      cache_minutes: z
+        .int('cache_minutes must be an integer')
+        .min(0, 'cache_minutes must be at least 0')
+        .max(limits.cacheMinutesMax, `cache_minutes must be at most ${limits.cacheMinutesMax}`)
+        .default(limits.cacheMinutesDefault)
+        .describe('Accept a cached result at most this many minutes old (free); 0 always fetches fresh.'),
+    }),
+    DataOutput: z.object({
+      success: z.literal(true),
+      data: z.record(z.string(), z.unknown()).describe('The normalised result; its shape depends on query_type.'),
+      from_cache: z.boolean(),
+      ...billed,
+      fetched_at: Timestamp.describe('When the upstream answered.'),
+      source: z.string().describe('The upstream that answered.'),
+      as_of: Timestamp.optional().describe("The upstream's own timestamp of the data, when it gives one."),
+      cache_age_s: z.int().describe('Seconds since the result was fetched (0 when fresh).'),
+    }),
+
+    AccountInput: z.strictObject({}),
+    AccountOutput: z.object({
+      email: z.string(),
+      name: z.string().nullable(),
+      plan: z.string(),
+      credit_balance_cents: Cents,
+      created_at: Timestamp,
+    }),
+
+    TransactionsInput: z.strictObject({
+      limit: z.coerce
+        .number('limit must be a number')
+        .int('limit must be an integer')
+        .min(1, 'limit must be at least 1')
+        .max(limits.transactionsLimitMax, `limit must be at most ${limits.transactionsLimitMax}`)
+        .default(20)
+        .describe(`At most this many entries (1-${limits.transactionsLimitMax}), newest first.`),
+    }),
+    TransactionsOutput: z.object({
+      transactions: z.array(
+        z.object({
+          id: z.string(),
+          at: Timestamp,
+          operation: z.string(),
+          amount_cents: Cents.describe('Positive for credits, negative for debits.'),
+          balance_after_cents: Cents,
+          memory_key: z.string().optional(),
+          query_type: z.string().optional(),
+          query: z.string().optional(),
+        }),
+      ),
+      count: z.int(),
+      credit_balance_cents: Cents,
+    }),
+
+    AddCreditsInput: z.strictObject({
+      email: Email,
+      cents: z
+        .int('cents must be an integer')
+        .min(1, 'cents must be at least 1')
+        .max(limits.topUpMaxCents, `cents must be at most ${limits.topUpMaxCents}`)
+        .describe('Cents to add to the balance.'),
+    }),
+    AddCreditsOutput: z.object({
+      success: z.literal(true),
+      email: z.string(),
+      credited_cents: Cents,
+      credit_balance_cents: Cents,
+    }),
+  };
+}
+
+export type Schemas = ReturnType<typeof createSchemas>;
+export type Input<K extends keyof Schemas> = z.output<Schemas[K]>;
+export type Output<K extends keyof Schemas> = z.input<Schemas[K]>;

@@ -1,0 +1,88 @@
+/**
+ * The Express application: request log, body rules (JSON only, size limit), the discovery documents, one
+ * route per operation, 405 for a known path with another method, JSON 404 for anything else, and the
+ * one error handler.
+ */
+import express, { type Express, type RequestHandler } from 'express';
+import type { Core } from '../core/core.js';
+import { AppError } from '../core/errors.js';
+import type { Operation } from '../core/operations.js';
+import type { Logger } from '../logger.js';
+import { DOCUMENTS } from './discovery.js';
+import { errorHandler } from './error-handler.js';
+import { mountOperationRoutes, notFoundRoute } from './operation-routes.js';
+import { publicBaseUrl } from './public-url.js';
+import { requestLog } from './request-log.js';
+
+export interface HttpAppOptions {
+  core: Core;
+  operations: readonly Operation[];
+  logger: Logger;
+  bodyMaxBytes: number;
+  publicUrl: string | undefined;
+  adminToken: string | undefined;
+}
+
+const JSON_TYPES = ['application/json', 'application/*+json'];
+
+/** A POST or DELETE that carries a body must carry JSON. */
+const requireJsonBody: RequestHandler = (req, _res, next) => {
+  const hasBody =
+    req.headers['transfer-encoding'] !== undefined ||
+    (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+  if (req.method !== 'GET' && req.method !== 'HEAD' && hasBody && !req.is(JSON_TYPES)) {
+    throw new AppError(
+      'unsupported_media_type',
+      `The body must be JSON: send it with Content-Type: application/json (got ${req.get('content-type') ?? 'none'}).`,
+    );
+  }
+  next();
+};
+
+function methodsByPath(operations: readonly Operation[], adminToken: string | undefined): Map<string, string[]> {
+  const map = new Map<string, string[]>();
+  for (const doc of DOCUMENTS) map.set(doc.path, ['GET', 'HEAD']);
+  for (const op of operations) {
+    if (op.auth === 'admin' && adminToken === undefined) continue;
+    const methods = map.get(op.http.path) ?? [];
+    methods.push(...(op.http.method === 'GET' ? ['GET', 'HEAD'] : [op.http.method]));
+    map.set(op.http.path, methods);
+  }
+  return map;
+}
+
+export function createHttpApp(options: HttpAppOptions): Express {
+  const { core, operations, logger } = options;
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(requestLog(logger));
+  app.use(requireJsonBody);
+  app.use(express.json({ limit: options.bodyMaxBytes, strict: true, type: JSON_TYPES }));
+
+  for (const doc of DOCUMENTS) {
+    app.get(doc.path, (req, res) => {
+      res.locals.operation = doc.name;
+      const body = doc.render({ baseUrl: publicBaseUrl(req, options.publicUrl), operations, documents: DOCUMENTS });
+      if (doc.output === 'text') res.type('text/plain; charset=utf-8').send(body);
+      else res.json(body);
+    });
+  }
+  const router = express.Router();
+  mountOperationRoutes(router, core, operations, options.adminToken);
+  app.use(router);
+
+  for (const [path, methods] of methodsByPath(operations, options.adminToken)) {
+    app.all(path, (req) => {
+      throw new AppError(
+        'method_not_allowed',
+        `${req.method} is not allowed on ${path}; use ${methods.filter((m) => m !== 'HEAD').join(' or ')}.`,
+        { allow: methods.join(', ') },
+      );
+    });
+  }
+  app.use((req) => {
+    throw notFoundRoute(req);
+  });
+  app.use(errorHandler(logger));
+  return app;
+}

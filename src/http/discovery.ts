@@ -1,0 +1,111 @@
+/**
+ * The discovery documents: ping, the OpenAPI document, llms.txt and the plugin manifest. Each is declared
+ * once here, like an operation, and ping's `agent_api` map is generated from the operation table plus
+ * these declarations.
+ */
+import { z } from 'zod';
+import type { Operation } from '../core/operations.js';
+import { PRICES, SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
+import { buildLlmsTxt } from './llms-txt.js';
+import { buildOpenApi } from './openapi.js';
+
+export interface DocumentContext {
+  baseUrl: string;
+  operations: readonly Operation[];
+  documents: readonly DocumentRoute[];
+}
+
+export interface DocumentRoute {
+  name: string;
+  path: string;
+  summary: string;
+  /** JSON documents have an output schema; text documents are served as text/plain. */
+  output: z.ZodType | 'text';
+  render(ctx: DocumentContext): unknown;
+}
+
+export const AUTH_DESCRIPTION =
+  'Send your API key as "X-API-Key: <API_KEY>" or "Authorization: Bearer <API_KEY>", and repeat it in the ' +
+  'agent_key field (body, or query string for GET). Get a key with POST /api/ac/register. Ping and register ' +
+  'need no key.';
+
+export const PingOutput = z.object({
+  status: z.literal('ok'),
+  service: z.string(),
+  version: z.string(),
+  timestamp: z.iso.datetime(),
+  agent_api: z.record(z.string(), z.object({ method: z.string(), path: z.string() })),
+  pricing: z.object({
+    memory_op_cents: z.int(),
+    live_data_cents: z.int(),
+    cached_data_cents: z.int(),
+    free_credits_on_signup_cents: z.int(),
+  }),
+  auth: z.string(),
+});
+
+/** Operations an agent may call (the operator's routes are not advertised in ping). */
+export function agentFacing(operations: readonly Operation[]): Operation[] {
+  return operations.filter((op) => op.auth !== 'admin');
+}
+
+export const DOCUMENTS: readonly DocumentRoute[] = [
+  {
+    name: 'ping',
+    path: '/api/ac/ping',
+    summary: 'Health, version, pricing and the map of operations. Free, no key.',
+    output: PingOutput,
+    render: ({ operations, documents }): z.input<typeof PingOutput> => {
+      const agentApi: Record<string, { method: string; path: string }> = {};
+      for (const doc of documents) agentApi[doc.name] = { method: 'GET', path: doc.path };
+      for (const op of agentFacing(operations)) agentApi[op.name] = { ...op.http };
+      return {
+        status: 'ok',
+        service: SERVICE_NAME,
+        version: SERVICE_VERSION,
+        timestamp: new Date().toISOString(),
+        agent_api: agentApi,
+        pricing: {
+          memory_op_cents: PRICES.memoryOp,
+          live_data_cents: PRICES.liveDataFresh,
+          cached_data_cents: PRICES.liveDataCached,
+          free_credits_on_signup_cents: PRICES.starterCredit,
+        },
+        auth: AUTH_DESCRIPTION,
+      };
+    },
+  },
+  {
+    name: 'openapi',
+    path: '/api/ac/openapi.json',
+    summary: 'This API as an OpenAPI 3.1 document.',
+    output: z.record(z.string(), z.unknown()),
+    render: (ctx) => buildOpenApi(ctx),
+  },
+  {
+    name: 'llms_txt',
+    path: '/api/ac/llms.txt',
+    summary: 'This API described in plain text for language models.',
+    output: 'text',
+    render: (ctx) => buildLlmsTxt(ctx),
+  },
+  {
+    name: 'ai_plugin',
+    path: '/.well-known/ai-plugin.json',
+    summary: 'The plugin manifest (schema v1).',
+    output: z.record(z.string(), z.unknown()),
+    render: ({ baseUrl }) => ({
+      schema_version: 'v1',
+      name_for_human: 'Agent Context',
+      name_for_model: 'agent_context',
+      description_for_human: 'Persistent memory and live data (news, search, weather, prices) for AI agents.',
+      description_for_model:
+        'Store and recall named text memories across sessions, and fetch live news, web search results, ' +
+        'current weather and asset prices. Pay per call in cents from a prepaid balance; register for a key ' +
+        'with 50 cents of starter credit. Read /api/ac/llms.txt for the operations.',
+      auth: { type: 'user_http', authorization_type: 'bearer' },
+      api: { type: 'openapi', url: `${baseUrl}/api/ac/openapi.json`, is_user_authenticated: false },
+      version: SERVICE_VERSION,
+    }),
+  },
+];

@@ -1,0 +1,60 @@
+/**
+ * The one place an error becomes an HTTP response: AppError → its mapped status and JSON body; errors
+ * raised by Express and body-parser (bad JSON, too large, bad encoding) → the matching AppError; anything
+ * else → a logged 500 with a generic sentence. Never an HTML page, never a stack.
+ */
+import type { ErrorRequestHandler, Response } from 'express';
+import { AppError, toAppError } from '../core/errors.js';
+import type { Logger } from '../logger.js';
+
+interface HttpishError {
+  type?: string;
+  status?: number;
+  expose?: boolean;
+  limit?: number;
+}
+
+function fromExpressError(err: unknown): AppError | undefined {
+  const e = err as HttpishError;
+  switch (e?.type) {
+    case 'entity.parse.failed':
+      return new AppError(
+        'invalid_json',
+        'The request body is not valid JSON; send a JSON object with Content-Type: application/json.',
+      );
+    case 'entity.too.large':
+      return new AppError(
+        'payload_too_large',
+        `The request body is larger than the ${e.limit} bytes allowed; send a smaller value.`,
+        { limit_bytes: e.limit ?? null },
+      );
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new AppError(
+        'unsupported_media_type',
+        'The body encoding or charset is not supported; send UTF-8 JSON (gzip, deflate or identity).',
+      );
+  }
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500 && e.expose) {
+    return new AppError('invalid_input', 'The request could not be read (bad URL encoding or body); fix and resend.');
+  }
+  return undefined;
+}
+
+export function sendError(res: Response, error: AppError): void {
+  if (error.code === 'method_not_allowed' && typeof error.details.allow === 'string') {
+    res.set('Allow', error.details.allow);
+  }
+  res.status(error.status).json(error.toBody());
+}
+
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, next) => {
+    if (res.headersSent) return next(err);
+    const error = fromExpressError(err) ?? toAppError(err);
+    if (error.code === 'internal') {
+      logger.error({ err: error.cause ?? err, method: req.method, path: req.path }, 'request failed');
+    }
+    sendError(res, error);
+  };
+}

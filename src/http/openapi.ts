@@ -1,0 +1,141 @@
+/**
+ * The OpenAPI 3.1 document, generated from the operation table and the discovery declarations: paths,
+ * parameters and bodies from the input schemas, responses from the output schemas, error responses from
+ * each entry's error codes and the one status map.
+ */
+import { z } from 'zod';
+import { type ErrorCode, HTTP_STATUS } from '../core/errors.js';
+import type { Operation } from '../core/operations.js';
+import { SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
+import { AUTH_DESCRIPTION, type DocumentContext, type DocumentRoute } from './discovery.js';
+
+type JsonSchema = Record<string, unknown>;
+
+export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, target: 'draft-2020-12' }) as JsonSchema;
+  return rest;
+}
+
+const AGENT_KEY_SCHEMA = { type: 'string', description: 'Your API key: the same key as in the header.' };
+
+const GENERIC_ERRORS: ErrorCode[] = ['invalid_input', 'internal'];
+const BODY_ERRORS: ErrorCode[] = ['invalid_json', 'payload_too_large', 'unsupported_media_type'];
+
+function errorResponses(codes: ErrorCode[]): Record<string, unknown> {
+  const byStatus = new Map<number, Set<ErrorCode>>();
+  for (const code of codes) {
+    const status = HTTP_STATUS[code];
+    byStatus.set(status, (byStatus.get(status) ?? new Set()).add(code));
+  }
+  const responses: Record<string, unknown> = {};
+  for (const [status, set] of [...byStatus].sort(([a], [b]) => a - b)) {
+    responses[String(status)] = {
+      description: `Error; code ${[...set].join(' or ')}.`,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    };
+  }
+  return responses;
+}
+
+function operationObject(op: Operation): Record<string, unknown> {
+  const input = jsonSchema(op.input, 'input');
+  const properties = { ...((input.properties as Record<string, JsonSchema>) ?? {}) };
+  const required = [...((input.required as string[]) ?? [])];
+  if (op.agentKeyField !== 'none') {
+    properties.agent_key = AGENT_KEY_SCHEMA;
+    if (op.agentKeyField === 'required') required.unshift('agent_key');
+  }
+  const codes: ErrorCode[] = [...GENERIC_ERRORS, ...op.errors];
+  if (op.auth !== 'none') codes.push('unauthorized');
+  if (op.http.method !== 'GET') codes.push(...BODY_ERRORS);
+  const costNote =
+    op.cost.cachedCents === undefined
+      ? `Cost: ${op.cost.cents} cents.`
+      : `Cost: ${op.cost.cents} cents fresh, ${op.cost.cachedCents} from cache.`;
+  const object: Record<string, unknown> = {
+    operationId: op.name,
+    summary: op.summary,
+    description: `${op.description}\n\n${costNote}`,
+    security:
+      op.auth === 'agent' ? [{ apiKey: [] }, { bearerKey: [] }] : op.auth === 'admin' ? [{ adminToken: [] }] : [],
+    responses: {
+      '200': {
+        description: 'Success.',
+        content: { 'application/json': { schema: jsonSchema(op.output, 'output') } },
+      },
+      ...errorResponses(codes),
+    },
+  };
+  if (op.http.method === 'GET') {
+    object.parameters = Object.entries(properties).map(([name, schema]) => ({
+      name,
+      in: 'query',
+      required: required.includes(name),
+      description: schema.description,
+      schema,
+    }));
+  } else {
+    const body = { ...input, properties, required };
+    object.requestBody = { required: true, content: { 'application/json': { schema: body } } };
+  }
+  return object;
+}
+
+function documentObject(doc: DocumentRoute): Record<string, unknown> {
+  const content =
+    doc.output === 'text'
+      ? { 'text/plain': { schema: { type: 'string' } } }
+      : { 'application/json': { schema: jsonSchema(doc.output, 'output') } };
+  return {
+    operationId: doc.name,
+    summary: doc.summary,
+    security: [],
+    responses: { '200': { description: 'Success.', content } },
+  };
+}
+
+export function buildOpenApi(ctx: DocumentContext): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  const at = (path: string) => {
+    paths[path] ??= {};
+    return paths[path];
+  };
+  for (const doc of ctx.documents) at(doc.path).get = documentObject(doc);
+  for (const op of ctx.operations) at(op.http.path)[op.http.method.toLowerCase()] = operationObject(op);
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: SERVICE_NAME,
+      version: SERVICE_VERSION,
+      description:
+        'Persistent named memories and live data (news, search, weather, price) for AI agents, paid per call ' +
+        'in cents from one balance. Every error is a JSON object {error, code, ...}: error is one sentence ' +
+        'saying what was wrong and what to do. A failed request is never charged. No events or webhooks ' +
+        'are sent. Paths carry no version; this document describes version 1.0.0.',
+    },
+    servers: [{ url: ctx.baseUrl }],
+    paths,
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: AUTH_DESCRIPTION },
+        bearerKey: { type: 'http', scheme: 'bearer', description: 'The API key as a bearer token.' },
+        adminToken: { type: 'http', scheme: 'bearer', description: 'The operator token AC_ADMIN_TOKEN.' },
+      },
+      schemas: {
+        Error: {
+          type: 'object',
+          required: ['error', 'code'],
+          properties: {
+            error: { type: 'string', description: 'One sentence: what was wrong and what to do.' },
+            code: { type: 'string', enum: Object.keys(HTTP_STATUS) },
+            field: { type: 'string', description: 'The request field at fault, when there is one.' },
+            required_cents: { type: 'integer', description: 'On 402: the price of the operation.' },
+            credit_balance_cents: { type: 'integer', description: 'On 402: the current balance.' },
+            retry_after_s: { type: 'integer', description: 'On 502/504/429: when to retry, if known.' },
+          },
+          additionalProperties: true,
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,98 @@
+/**
+ * The REST face of the operation table: one Express route per operation. Each route authenticates as its
+ * entry says, checks the `agent_key` field against the header key, validates the input with the entry's
+ * schema and runs it. Express 5 forwards rejected promises to the error handler, so there is no try/catch.
+ */
+import { Buffer } from 'node:buffer';
+import { timingSafeEqual } from 'node:crypto';
+import type { Request, RequestHandler, Router } from 'express';
+import { hashKey } from '../core/accounts.js';
+import type { Core } from '../core/core.js';
+import { AppError } from '../core/errors.js';
+import type { Operation } from '../core/operations.js';
+import { fieldsOf, parseInput } from '../core/validation.js';
+import { bearerToken, requestKey } from './request-key.js';
+
+function sameSecret(a: string, b: string): boolean {
+  return timingSafeEqual(Buffer.from(hashKey(a), 'hex'), Buffer.from(hashKey(b), 'hex'));
+}
+
+function requestFields(req: Request, op: Operation): Record<string, unknown> {
+  const source: unknown = op.http.method === 'GET' ? req.query : (req.body ?? {});
+  if (typeof source !== 'object' || source === null || Array.isArray(source)) {
+    throw new AppError('invalid_input', 'The request body must be a JSON object, like {"memory_key": "..."}.');
+  }
+  return source as Record<string, unknown>;
+}
+
+/** Removes `agent_key` from the fields and checks it against the header key as the operation requires. */
+function takeAgentKey(op: Operation, fields: Record<string, unknown>, key: string): Record<string, unknown> {
+  const { agent_key: agentKey, ...rest } = fields;
+  if (agentKey === undefined) {
+    if (op.agentKeyField !== 'required') return rest;
+    throw new AppError(
+      'invalid_input',
+      `agent_key is required${op.http.method === 'GET' ? ' as a query parameter' : ' in the body'}: ` +
+        'repeat the API key you send in the header.',
+      { field: 'agent_key' },
+    );
+  }
+  if (typeof agentKey !== 'string') {
+    throw new AppError('invalid_input', 'agent_key must be a string: the API key.', { field: 'agent_key' });
+  }
+  if (!sameSecret(agentKey, key)) {
+    throw new AppError(
+      'forbidden',
+      'agent_key does not match the API key in the header; send the same key in both places.',
+      { field: 'agent_key' },
+    );
+  }
+  return rest;
+}
+
+function checkAdmin(req: Request, adminToken: string): void {
+  const token = bearerToken(req);
+  if (token === undefined || !sameSecret(token, adminToken)) {
+    throw new AppError('unauthorized', 'This operator route needs "Authorization: Bearer <AC_ADMIN_TOKEN>".');
+  }
+}
+
+function routeHandler(core: Core, op: Operation, adminToken: string | undefined): RequestHandler {
+  const allowed = ['agent_key', ...fieldsOf(op.input)];
+  return async (req, res) => {
+    res.locals.operation = op.name;
+    let fields = requestFields(req, op);
+    let agentId: string | undefined;
+    if (op.auth === 'agent') {
+      const key = requestKey(req);
+      const account = await core.accounts.authenticate(key);
+      agentId = account.id;
+      res.locals.agentId = agentId;
+      fields = takeAgentKey(op, fields, key as string);
+    } else if (op.auth === 'admin') {
+      if (adminToken === undefined) throw notFoundRoute(req);
+      checkAdmin(req, adminToken);
+    }
+    const input = parseInput(op.input, fields, op.agentKeyField === 'none' ? fieldsOf(op.input) : allowed);
+    res.status(200).json(await op.run(core, agentId, input));
+  };
+}
+
+export function notFoundRoute(req: Request): AppError {
+  return new AppError(
+    'not_found',
+    `There is no route ${req.method} ${req.path}; the API is described at /api/ac/openapi.json and /api/ac/llms.txt.`,
+  );
+}
+
+export function mountOperationRoutes(
+  router: Router,
+  core: Core,
+  operations: readonly Operation[],
+  adminToken: string | undefined,
+): void {
+  for (const op of operations) {
+    const method = op.http.method.toLowerCase() as 'get' | 'post' | 'delete';
+    router[method](op.http.path, routeHandler(core, op, adminToken));
+  }
+}

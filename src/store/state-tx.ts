@@ -1,0 +1,95 @@
+/**
+ * A transaction over StoreState: writes are recorded as Changes and kept in an overlay, so the
+ * transaction reads its own writes while the committed state stays untouched until commit.
+ */
+import type { Account, LedgerEntry, Memory, MemoryType } from '../core/model.js';
+import type { StoreTx } from '../core/store-port.js';
+import type { Change } from './changes.js';
+import { newestFirst, type StoreState } from './store-state.js';
+
+export class StateTx implements StoreTx {
+  readonly changes: Change[] = [];
+  private readonly accounts = new Map<string, Account>();
+  /** agentId → key → memory written in this transaction, or null when deleted. */
+  private readonly memories = new Map<string, Map<string, Memory | null>>();
+  private readonly ledger: LedgerEntry[] = [];
+
+  constructor(private readonly state: StoreState) {}
+
+  async getAccount(id: string) {
+    return this.accounts.get(id) ?? this.state.getAccount(id);
+  }
+
+  async findAccountByKeyHash(keyHash: string) {
+    for (const account of this.accounts.values()) if (account.keyHash === keyHash) return account;
+    const found = await this.state.findAccountByKeyHash(keyHash);
+    return found && !this.accounts.has(found.id) ? found : undefined;
+  }
+
+  async findAccountByEmail(email: string) {
+    for (const account of this.accounts.values()) if (account.email === email) return account;
+    const found = await this.state.findAccountByEmail(email);
+    return found && !this.accounts.has(found.id) ? found : undefined;
+  }
+
+  async listLedger(agentId: string, limit: number) {
+    const mine = this.ledger.filter((entry) => entry.agentId === agentId);
+    return [...this.state.ledgerInOrder(agentId), ...mine].slice(-limit).reverse();
+  }
+
+  async getMemory(agentId: string, key: string) {
+    const written = this.memories.get(agentId)?.get(key);
+    if (written !== undefined) return written ?? undefined;
+    return this.state.getMemory(agentId, key);
+  }
+
+  async listMemories(agentId: string, filter: { type?: MemoryType; limit: number }) {
+    const written = this.memories.get(agentId);
+    if (!written) return this.state.listMemories(agentId, filter);
+    const merged = [...this.state.memoriesInUpdateOrder(agentId)].filter((memory) => !written.has(memory.key));
+    for (const memory of written.values()) if (memory) merged.push(memory);
+    return newestFirst(merged, filter);
+  }
+
+  async countMemories(agentId: string) {
+    let count = await this.state.countMemories(agentId);
+    for (const [key, memory] of this.memories.get(agentId) ?? []) {
+      const committed = (await this.state.getMemory(agentId, key)) !== undefined;
+      if (memory && !committed) count++;
+      if (!memory && committed) count--;
+    }
+    return count;
+  }
+
+  async putAccount(account: Account) {
+    this.accounts.set(account.id, account);
+    this.changes.push({ op: 'account.put', account });
+  }
+
+  async appendLedger(entry: LedgerEntry) {
+    this.ledger.push(entry);
+    this.changes.push({ op: 'ledger.append', entry });
+  }
+
+  async putMemory(memory: Memory) {
+    this.written(memory.agentId).delete(memory.key);
+    this.written(memory.agentId).set(memory.key, memory);
+    this.changes.push({ op: 'memory.put', memory });
+  }
+
+  async deleteMemory(agentId: string, key: string) {
+    if ((await this.getMemory(agentId, key)) === undefined) return false;
+    this.written(agentId).set(key, null);
+    this.changes.push({ op: 'memory.delete', agentId, key });
+    return true;
+  }
+
+  private written(agentId: string): Map<string, Memory | null> {
+    let perAgent = this.memories.get(agentId);
+    if (!perAgent) {
+      perAgent = new Map();
+      this.memories.set(agentId, perAgent);
+    }
+    return perAgent;
+  }
+}
