@@ -14,6 +14,7 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   switch (issue.code) {
     case 'invalid_type':
       if (/received undefined/u.test(issue.message)) return `${field} is required (${issue.expected})`;
+      if (!issue.message.startsWith('Invalid input')) return issue.message; // a message the schema wrote
       return `${field} must be of type ${issue.expected}`;
     case 'unrecognized_keys':
       return `${field} has unknown field(s) ${issue.keys.join(', ')}`;
