@@ -39,12 +39,11 @@ function errorResponses(codes: ErrorCode[]): Record<string, unknown> {
 
 function operationObject(op: Operation): Record<string, unknown> {
   const input = jsonSchema(op.input, 'input');
-  const properties = { ...((input.properties as Record<string, JsonSchema>) ?? {}) };
-  const required = [...((input.required as string[]) ?? [])];
-  if (op.agentKeyField !== 'none') {
-    properties.agent_key = AGENT_KEY_SCHEMA;
-    if (op.agentKeyField === 'required') required.unshift('agent_key');
-  }
+  const properties: Record<string, JsonSchema> = {
+    ...(op.agentKeyField === 'none' ? {} : { agent_key: AGENT_KEY_SCHEMA }),
+    ...((input.properties as Record<string, JsonSchema>) ?? {}),
+  };
+  const required = [...(op.agentKeyField === 'required' ? ['agent_key'] : []), ...((input.required as string[]) ?? [])];
   const codes: ErrorCode[] = [...GENERIC_ERRORS, ...op.errors];
   if (op.auth !== 'none') codes.push('unauthorized');
   if (op.http.method !== 'GET') codes.push(...BODY_ERRORS);

@@ -1,0 +1,116 @@
+/** Data survives restarts; one writer per DATA_DIR; stale locks are recovered; a bad file stops start-up. */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DataDirLockedError, isProcessAlive, LOCK_FILE } from '../../src/store/data-dir-lock.js';
+import { openJsonFileStore, STORE_FILE, StoreFileError } from '../../src/store/json-file-store.js';
+import { FakeLiveSource } from '../helpers/fake-live-source.js';
+import { ledgerSum, startTestServer, type TestServer } from '../helpers/test-server.js';
+
+const holder = (command = 'test') => ({ pid: process.pid, command, startedAt: new Date().toISOString() });
+
+describe('persistence and the DATA_DIR lock', () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+  const tempDir = async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'ac-persist-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    return dir;
+  };
+
+  it('keeps accounts, keys, memories and the ledger across a restart', async () => {
+    const dataDir = await tempDir();
+    let server: TestServer = await startTestServer({ dataDir, live: new FakeLiveSource() });
+    const key = await server.register('persist@example.com');
+    await server.request('POST', '/api/ac/memory', {
+      key,
+      body: { agent_key: key, memory_key: 'plan', memory_value: 'ship it', memory_type: 'workflow', metadata: { step: 3 } },
+    });
+    await server.request('POST', '/api/ac/data', { key, body: { agent_key: key, query_type: 'news', query: 'x' } });
+    const before = await server.request('GET', '/api/ac/account/transactions', { key });
+    await server.stop();
+
+    server = await startTestServer({ dataDir, live: new FakeLiveSource() });
+    cleanups.push(() => server.stop());
+    const res = await server.request('GET', '/api/ac/memory', { key, query: { agent_key: key, memory_key: 'plan' } });
+    expect(res.status).toBe(200);
+    expect(res.body.memory).toMatchObject({ memory_value: 'ship it', memory_type: 'workflow', metadata: { step: 3 } });
+    expect(res.body.credit_balance_cents).toBe(50 - 1 - 2 - 1);
+    const after = await server.request('GET', '/api/ac/account/transactions', { key });
+    expect(after.body.transactions.slice(1)).toEqual(before.body.transactions);
+    expect(await ledgerSum(server, key)).toBe(46);
+    const again = await server.request('POST', '/api/ac/register', { body: { email: 'persist@example.com' } });
+    expect(again.status).toBe(409);
+  });
+
+  it('stores keys only as hashes', async () => {
+    const dataDir = await tempDir();
+    const server = await startTestServer({ dataDir, live: new FakeLiveSource() });
+    const key = await server.register();
+    await server.stop();
+    const file = await readFile(path.join(dataDir, STORE_FILE), 'utf8');
+    expect(file).not.toContain(key);
+    expect(file).not.toContain(key.slice(3, 20));
+  });
+
+  it('refuses a second writer, naming the running server', async () => {
+    const dataDir = await tempDir();
+    const server = await startTestServer({ dataDir, live: new FakeLiveSource() });
+    cleanups.push(() => server.stop());
+    const lock = JSON.parse(await readFile(path.join(dataDir, LOCK_FILE), 'utf8'));
+    expect(lock).toMatchObject({ pid: process.pid, command: 'serve', url: server.url });
+    // Same pid counts as ours, so pretend the lock is held by another live process: our parent.
+    await writeFile(path.join(dataDir, LOCK_FILE), JSON.stringify({ ...lock, pid: process.ppid }));
+    const err = await openJsonFileStore(dataDir, holder()).catch((e) => e);
+    expect(err).toBeInstanceOf(DataDirLockedError);
+    expect(err.message).toContain(`pid ${process.ppid}`);
+    expect(err.message).toContain(server.url);
+    expect(err.message).toContain('agent-context serve');
+  });
+
+  it('takes over a lock left by a dead process', async () => {
+    const dataDir = await tempDir();
+    const child = spawn(process.execPath, ['-e', '']);
+    const pid = child.pid as number;
+    await new Promise((r) => child.on('exit', r));
+    await writeFile(path.join(dataDir, LOCK_FILE), JSON.stringify({ pid, command: 'serve', startedAt: 'then' }));
+    const { store } = await openJsonFileStore(dataDir, holder());
+    expect(JSON.parse(await readFile(path.join(dataDir, LOCK_FILE), 'utf8')).pid).toBe(process.pid);
+    await store.close();
+  });
+
+  it('treats a zombie holder as dead', async () => {
+    const dataDir = await tempDir();
+    // `true` exits at once; its parent is replaced by `sleep`, which never reaps it: a zombie for 3 s.
+    const sh = spawn('sh', ['-c', 'true & echo $!; exec sleep 3']);
+    cleanups.push(async () => {
+      sh.kill('SIGKILL');
+    });
+    const zombie = Number(await new Promise<string>((r) => sh.stdout.once('data', (d) => r(String(d)))));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await readFile(`/proc/${zombie}/status`, 'utf8')).toMatch(/State:\s+Z/);
+    expect(isProcessAlive(zombie)).toBe(false);
+    await writeFile(path.join(dataDir, LOCK_FILE), JSON.stringify({ pid: zombie, command: 'mcp', startedAt: 'then' }));
+    const { store } = await openJsonFileStore(dataDir, holder());
+    await store.close();
+  });
+
+  it('stops with a clear message on a store file that is not JSON or not ours', async () => {
+    const dataDir = await tempDir();
+    await writeFile(path.join(dataDir, STORE_FILE), '{"half": ');
+    const err = await openJsonFileStore(dataDir, holder()).catch((e) => e);
+    expect(err).toBeInstanceOf(StoreFileError);
+    expect(err.message).toMatch(/could not be read as JSON/);
+    await writeFile(path.join(dataDir, STORE_FILE), '{"something": "else"}');
+    const other = await openJsonFileStore(dataDir, holder()).catch((e) => e);
+    expect(other.message).toMatch(/not an agent-context store/);
+    // The failed opens released the lock: with the bad file moved away, the store opens.
+    await rm(path.join(dataDir, STORE_FILE));
+    const { store } = await openJsonFileStore(dataDir, holder());
+    await store.close();
+  });
+});

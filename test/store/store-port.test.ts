@@ -1,0 +1,198 @@
+/** One behaviour suite for the store port, run against every adapter. */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Account, LedgerEntry, Memory } from '../../src/core/model.js';
+import type { StorePort } from '../../src/core/store-port.js';
+import { openJsonFileStore } from '../../src/store/json-file-store.js';
+import { createMemoryStore } from '../../src/store/state-store.js';
+
+const account = (id: string, balance = 50): Account => ({
+  id,
+  email: `${id}@example.com`,
+  name: null,
+  plan: 'pay-as-you-go',
+  keyHash: `hash-${id}`,
+  balanceCents: balance,
+  createdAt: '2026-11-21T00:00:00.000Z',
+});
+const memory = (agentId: string, key: string, value = 'v', type: Memory['type'] = 'context'): Memory => ({
+  agentId,
+  key,
+  value,
+  type,
+  metadata: {},
+  createdAt: '2026-11-21T00:00:00.000Z',
+  updatedAt: '2026-11-21T00:00:00.000Z',
+});
+const entry = (agentId: string, n: number): LedgerEntry => ({
+  id: `txn_${n}`,
+  agentId,
+  at: '2026-11-21T00:00:00.000Z',
+  operation: 'memory_store',
+  amountCents: -1,
+  balanceAfterCents: 50 - n,
+});
+
+interface Adapter {
+  name: string;
+  open(): Promise<{ store: StorePort; reopen?: () => Promise<StorePort>; cleanup(): Promise<void> }>;
+}
+
+const adapters: Adapter[] = [
+  {
+    name: 'in-memory',
+    open: async () => ({ store: createMemoryStore(), cleanup: async () => {} }),
+  },
+  {
+    name: 'JSON file',
+    open: async () => {
+      const dir = await mkdtemp(path.join(tmpdir(), 'ac-store-'));
+      const holder = { pid: process.pid, command: 'test', startedAt: new Date().toISOString() };
+      let current = (await openJsonFileStore(dir, holder)).store;
+      return {
+        store: current,
+        reopen: async () => {
+          await current.close();
+          current = (await openJsonFileStore(dir, holder)).store;
+          return current;
+        },
+        cleanup: async () => {
+          await current.close();
+          await rm(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  },
+];
+
+for (const adapter of adapters) {
+  describe(`store port: ${adapter.name}`, () => {
+    let cleanup: (() => Promise<void>) | undefined;
+    afterEach(async () => {
+      await cleanup?.();
+      cleanup = undefined;
+    });
+    const open = async () => {
+      const opened = await adapter.open();
+      cleanup = opened.cleanup;
+      return opened;
+    };
+
+    it('commits all writes of a transaction together and finds accounts by id, key hash and e-mail', async () => {
+      const { store } = await open();
+      await store.transact(async (tx) => {
+        await tx.putAccount(account('a'));
+        await tx.appendLedger(entry('a', 1));
+        await tx.putMemory(memory('a', 'k'));
+        expect(await tx.getMemory('a', 'k')).toBeDefined(); // reads its own writes
+        expect(await tx.countMemories('a')).toBe(1);
+        expect(await store.read((r) => r.getMemory('a', 'k'))).toBeUndefined(); // not visible outside yet
+      });
+      await store.read(async (r) => {
+        expect((await r.getAccount('a'))?.email).toBe('a@example.com');
+        expect((await r.findAccountByKeyHash('hash-a'))?.id).toBe('a');
+        expect((await r.findAccountByEmail('a@example.com'))?.id).toBe('a');
+        expect(await r.listLedger('a', 10)).toHaveLength(1);
+        expect((await r.getMemory('a', 'k'))?.value).toBe('v');
+      });
+    });
+
+    it('keeps nothing of a transaction that throws', async () => {
+      const { store } = await open();
+      await store.transact(async (tx) => tx.putAccount(account('a')));
+      await expect(
+        store.transact(async (tx) => {
+          await tx.putAccount(account('a', 0));
+          await tx.putMemory(memory('a', 'k'));
+          throw new Error('boom');
+        }),
+      ).rejects.toThrow('boom');
+      await store.read(async (r) => {
+        expect((await r.getAccount('a'))?.balanceCents).toBe(50);
+        expect(await r.getMemory('a', 'k')).toBeUndefined();
+      });
+    });
+
+    it('serialises transactions: concurrent read-modify-write loses no update', async () => {
+      const { store } = await open();
+      await store.transact(async (tx) => tx.putAccount(account('a', 0)));
+      await Promise.all(
+        Array.from({ length: 50 }, () =>
+          store.transact(async (tx) => {
+            const a = (await tx.getAccount('a')) as Account;
+            await new Promise((r) => setImmediate(r));
+            await tx.putAccount({ ...a, balanceCents: a.balanceCents + 1 });
+          }),
+        ),
+      );
+      expect((await store.read((r) => r.getAccount('a')))?.balanceCents).toBe(50);
+    });
+
+    it('lists memories newest-updated first, by type, within a limit, per agent only', async () => {
+      const { store } = await open();
+      await store.transact(async (tx) => {
+        await tx.putMemory(memory('a', 'one', '1', 'fact'));
+        await tx.putMemory(memory('a', 'two', '2', 'context'));
+        await tx.putMemory(memory('b', 'other', 'x', 'fact'));
+      });
+      await store.transact(async (tx) => {
+        await tx.putMemory(memory('a', 'three', '3', 'fact'));
+        await tx.putMemory(memory('a', 'one', '1b', 'fact')); // update moves it to the front
+        const inTx = await tx.listMemories('a', { limit: 10 });
+        expect(inTx.map((m) => m.key)).toEqual(['one', 'three', 'two']);
+      });
+      const all = await store.read((r) => r.listMemories('a', { limit: 10 }));
+      expect(all.map((m) => m.key)).toEqual(['one', 'three', 'two']);
+      const facts = await store.read((r) => r.listMemories('a', { type: 'fact', limit: 1 }));
+      expect(facts.map((m) => m.value)).toEqual(['1b']);
+    });
+
+    it('deletes, counting within and after the transaction', async () => {
+      const { store } = await open();
+      await store.transact(async (tx) => {
+        await tx.putMemory(memory('a', 'x'));
+        await tx.putMemory(memory('a', 'y'));
+      });
+      await store.transact(async (tx) => {
+        expect(await tx.deleteMemory('a', 'x')).toBe(true);
+        expect(await tx.deleteMemory('a', 'x')).toBe(false);
+        expect(await tx.countMemories('a')).toBe(1);
+        expect((await tx.listMemories('a', { limit: 5 })).map((m) => m.key)).toEqual(['y']);
+      });
+      expect(await store.read((r) => r.countMemories('a'))).toBe(1);
+    });
+
+    it('holds __proto__, constructor and toString as ordinary keys, also across a reopen', async () => {
+      const opened = await open();
+      const keys = ['__proto__', 'constructor', 'toString', 'hasOwnProperty'];
+      await opened.store.transact(async (tx) => {
+        for (const k of keys) await tx.putMemory({ ...memory('a', k, `v-${k}`), metadata: JSON.parse('{"__proto__":{"p":1}}') });
+      });
+      const store = opened.reopen ? await opened.reopen() : opened.store;
+      for (const k of keys) {
+        const m = await store.read((r) => r.getMemory('a', k));
+        expect(m?.value).toBe(`v-${k}`);
+        expect(JSON.stringify(m?.metadata)).toBe('{"__proto__":{"p":1}}');
+      }
+      expect(await store.read((r) => r.getMemory('a', 'value'))).toBeUndefined();
+      expect(await store.read((r) => r.countMemories('a'))).toBe(4);
+    });
+
+    it('lists ledger entries newest first', async () => {
+      const { store } = await open();
+      await store.transact(async (tx) => {
+        for (let n = 1; n <= 5; n++) await tx.appendLedger(entry('a', n));
+      });
+      const latest = await store.read((r) => r.listLedger('a', 2));
+      expect(latest.map((e) => e.id)).toEqual(['txn_5', 'txn_4']);
+    });
+
+    it('refuses work after close', async () => {
+      const { store } = await open();
+      await store.close();
+      await expect(store.transact(async () => 1)).rejects.toThrow(/closed/);
+    });
+  });
+}
