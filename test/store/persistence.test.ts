@@ -85,13 +85,15 @@ describe('persistence and the DATA_DIR lock', () => {
 
   it('treats a zombie holder as dead', async () => {
     const dataDir = await tempDir();
-    // `true` exits at once; its parent is replaced by `sleep`, which never reaps it: a zombie for 3 s.
-    const sh = spawn('sh', ['-c', 'true & echo $!; exec sleep 3']);
+    // The short sleep's parent shell is replaced by a long `sleep`, which never reaps it: once it
+    // exits, it stays a zombie until the long sleep ends.
+    const sh = spawn('sh', ['-c', 'sleep 0.2 & echo $!; exec sleep 4']);
     cleanups.push(async () => {
       sh.kill('SIGKILL');
     });
     const zombie = Number(await new Promise<string>((r) => sh.stdout.once('data', (d) => r(String(d)))));
-    await new Promise((r) => setTimeout(r, 100));
+    expect(isProcessAlive(zombie)).toBe(true);
+    await new Promise((r) => setTimeout(r, 600));
     expect(await readFile(`/proc/${zombie}/status`, 'utf8')).toMatch(/State:\s+Z/);
     expect(isProcessAlive(zombie)).toBe(false);
     await writeFile(path.join(dataDir, LOCK_FILE), JSON.stringify({ pid: zombie, command: 'mcp', startedAt: 'then' }));
