@@ -4,8 +4,8 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Config } from './config.js';
 import { createNodeLiveCache } from './cache/node-live-cache.js';
+import type { Config } from './config.js';
 import type { Clock } from './core/clock.js';
 import { type Core, createCore } from './core/core.js';
 import type { LiveDataSource } from './core/live-port.js';
@@ -91,7 +91,12 @@ export async function startServer(config: Readonly<Config>, options: ServiceOpti
   const { port } = server.address() as AddressInfo;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
-  await service.lock.update({ pid: process.pid, command: options.command, url, startedAt: new Date().toISOString() });
+  await service.lock.update({
+    pid: process.pid,
+    command: options.command,
+    url,
+    startedAt: new Date().toISOString(),
+  });
   service.logger.info({ url, dataDir: config.dataDir }, `listening on ${url}`);
   return {
     service,

@@ -14,12 +14,14 @@ import { StoreFileError } from './store/json-file-store.js';
 
 function positiveInt(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a positive whole number of cents.');
+  if (!Number.isInteger(n) || n < 1)
+    throw new InvalidArgumentError('must be a positive whole number of cents.');
   return n;
 }
 
 function fail(err: unknown): never {
-  const known = err instanceof ConfigError || err instanceof DataDirLockedError || err instanceof StoreFileError;
+  const known =
+    err instanceof ConfigError || err instanceof DataDirLockedError || err instanceof StoreFileError;
   if (known || err instanceof AppError) process.stderr.write(`agent-context: ${(err as Error).message}\n`);
   else process.stderr.write(`agent-context: unexpected failure: ${(err as Error)?.stack ?? String(err)}\n`);
   process.exit(1);
@@ -64,11 +66,20 @@ credits
   .option('--data-dir <dir>', 'where the store lives (env DATA_DIR, default ./data)')
   .action(async (opts: { email: string; cents: number; dataDir?: string }) => {
     const config = loadConfig(process.env, opts.dataDir === undefined ? {} : { dataDir: opts.dataDir });
-    const service = await openService(config, { command: 'credits add' });
+    const service = await openService(config, { command: 'credits add' }).catch((err) => {
+      if (!(err instanceof DataDirLockedError) || !err.holder.url) throw err;
+      throw new DataDirLockedError(
+        err.dataDir,
+        err.holder,
+        `To top up while it runs: POST ${err.holder.url}/api/ac/admin/credits with ` +
+          '"Authorization: Bearer <AC_ADMIN_TOKEN>" and {"email", "cents"}.',
+      );
+    });
     try {
       const schema = service.core.schemas.AddCreditsInput;
       const input = schema.safeParse({ email: opts.email, cents: opts.cents });
-      if (!input.success) throw new AppError('invalid_input', input.error.issues[0]?.message ?? 'invalid input');
+      if (!input.success)
+        throw new AppError('invalid_input', input.error.issues[0]?.message ?? 'invalid input');
       const result = await service.core.accounts.addCredits(input.data);
       process.stdout.write(`${JSON.stringify(result)}\n`);
     } finally {

@@ -65,14 +65,18 @@ export function createAccounts(store: StorePort, clock: Clock) {
     const hash = hashKey(key);
     const account = await store.read((reader) => reader.findAccountByKeyHash(hash));
     if (!account || !timingSafeEqual(Buffer.from(account.keyHash, 'hex'), Buffer.from(hash, 'hex'))) {
-      throw new AppError('unauthorized', `Unknown API key: check it was copied whole. ${HOW_TO_AUTHENTICATE}`);
+      throw new AppError(
+        'unauthorized',
+        `Unknown API key: check it was copied whole. ${HOW_TO_AUTHENTICATE}`,
+      );
     }
     return account;
   }
 
   async function info(agentId: string): Promise<Output<'AccountOutput'>> {
     const account = await store.read((reader) => reader.getAccount(agentId));
-    if (!account) throw new AppError('unauthorized', 'This API key no longer belongs to an account; register again.');
+    if (!account)
+      throw new AppError('unauthorized', 'This API key no longer belongs to an account; register again.');
     return {
       email: account.email,
       name: account.name,
@@ -89,7 +93,8 @@ export function createAccounts(store: StorePort, clock: Clock) {
     const [account, entries] = await store.read(async (reader) =>
       Promise.all([reader.getAccount(agentId), reader.listLedger(agentId, input.limit)]),
     );
-    if (!account) throw new AppError('unauthorized', 'This API key no longer belongs to an account; register again.');
+    if (!account)
+      throw new AppError('unauthorized', 'This API key no longer belongs to an account; register again.');
     const list = entries.map(toTransactionView);
     return { transactions: list, count: list.length, credit_balance_cents: account.balanceCents };
   }
@@ -104,7 +109,12 @@ export function createAccounts(store: StorePort, clock: Clock) {
       }
       return credit(tx, found, input.cents, 'top_up', clock);
     });
-    return { success: true, email: account.email, credited_cents: input.cents, credit_balance_cents: account.balanceCents };
+    return {
+      success: true,
+      email: account.email,
+      credited_cents: input.cents,
+      credit_balance_cents: account.balanceCents,
+    };
   }
 
   return { register, authenticate, info, transactions, addCredits };

@@ -5,8 +5,8 @@
 import { createAccounts } from './accounts.js';
 import { type Clock, systemClock } from './clock.js';
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
-import type { LiveCache, LiveDataSource } from './live-port.js';
 import { createLiveData } from './live-data.js';
+import type { LiveCache, LiveDataSource } from './live-port.js';
 import { createMemories } from './memories.js';
 import { createSchemas } from './schemas.js';
 import type { StorePort } from './store-port.js';

@@ -73,7 +73,8 @@ export class AppError extends Error {
   }
 }
 
-const GENERIC_INTERNAL = 'The service failed to handle this request; it changed nothing, so it is safe to retry.';
+const GENERIC_INTERNAL =
+  'The service failed to handle this request; it changed nothing, so it is safe to retry.';
 
 /** Any thrown value as an AppError; unknown failures become a generic `internal` error (log the cause). */
 export function toAppError(err: unknown): AppError {

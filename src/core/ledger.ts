@@ -54,7 +54,13 @@ async function appendEntry(
 }
 
 /** Adds credit (starter credit, top-up) inside a transaction. */
-export function credit(tx: StoreTx, account: Account, cents: number, operation: LedgerOperation, clock: Clock) {
+export function credit(
+  tx: StoreTx,
+  account: Account,
+  cents: number,
+  operation: LedgerOperation,
+  clock: Clock,
+) {
   return appendEntry(tx, account, cents, operation, clock.now().toISOString());
 }
 
@@ -66,7 +72,8 @@ export function debit(tx: StoreTx, account: Account, charge: Charge, clock: Cloc
 
 export async function loadAccount(tx: StoreTx, agentId: string): Promise<Account> {
   const account = await tx.getAccount(agentId);
-  if (!account) throw new AppError('unauthorized', 'This API key no longer belongs to an account; register again.');
+  if (!account)
+    throw new AppError('unauthorized', 'This API key no longer belongs to an account; register again.');
   return account;
 }
 

@@ -21,7 +21,12 @@ export function cacheKey(type: QueryType, normalizedQuery: string): string {
 }
 
 export function createLiveData(store: StorePort, cache: LiveCache, source: LiveDataSource, clock: Clock) {
-  function view(result: CachedLiveResult, fromCache: boolean, cost: number, balance: number): Output<'DataOutput'> {
+  function view(
+    result: CachedLiveResult,
+    fromCache: boolean,
+    cost: number,
+    balance: number,
+  ): Output<'DataOutput'> {
     const ageMs = clock.now().getTime() - Date.parse(result.fetchedAt);
     return {
       success: true,
@@ -62,7 +67,9 @@ export function createLiveData(store: StorePort, cache: LiveCache, source: LiveD
     cache.set(key, result);
 
     const charge = { cents: price, operation: 'data' as const, ref: { queryType: input.query_type, query } };
-    const account = await store.transact(async (tx) => debit(tx, await loadAccount(tx, agentId), charge, clock));
+    const account = await store.transact(async (tx) =>
+      debit(tx, await loadAccount(tx, agentId), charge, clock),
+    );
     return view(result, false, price, account.balanceCents);
   }
 

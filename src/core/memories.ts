@@ -33,7 +33,11 @@ function memoryNotFound(key: string): AppError {
 
 export function createMemories(store: StorePort, clock: Clock, limits: Limits) {
   async function storeMemory(agentId: string, input: Input<'StoreInput'>): Promise<Output<'StoreOutput'>> {
-    const charge = { cents: PRICES.memoryOp, operation: 'memory_store' as const, ref: { memoryKey: input.memory_key } };
+    const charge = {
+      cents: PRICES.memoryOp,
+      operation: 'memory_store' as const,
+      ref: { memoryKey: input.memory_key },
+    };
     const { result, account } = await runCharged(store, clock, agentId, charge, async (tx) => {
       const existing = await tx.getMemory(agentId, input.memory_key);
       if (!existing && (await tx.countMemories(agentId)) >= limits.memoriesPerAgent) {
@@ -66,7 +70,10 @@ export function createMemories(store: StorePort, clock: Clock, limits: Limits) {
     };
   }
 
-  async function retrieveMemory(agentId: string, input: Input<'RetrieveInput'>): Promise<Output<'RetrieveOutput'>> {
+  async function retrieveMemory(
+    agentId: string,
+    input: Input<'RetrieveInput'>,
+  ): Promise<Output<'RetrieveOutput'>> {
     const charge = {
       cents: PRICES.memoryOp,
       operation: 'memory_retrieve' as const,
@@ -99,10 +106,16 @@ export function createMemories(store: StorePort, clock: Clock, limits: Limits) {
     };
   }
 
-  async function searchMemories(agentId: string, input: Input<'SearchInput'>): Promise<Output<'SearchOutput'>> {
+  async function searchMemories(
+    agentId: string,
+    input: Input<'SearchInput'>,
+  ): Promise<Output<'SearchOutput'>> {
     const charge = { cents: PRICES.memoryOp, operation: 'memory_search' as const };
     const { result, account } = await runCharged(store, clock, agentId, charge, (tx) =>
-      tx.listMemories(agentId, { ...(input.memory_type ? { type: input.memory_type } : {}), limit: input.limit }),
+      tx.listMemories(agentId, {
+        ...(input.memory_type ? { type: input.memory_type } : {}),
+        limit: input.limit,
+      }),
     );
     const memories = result.map(toMemoryView);
     return {

@@ -22,7 +22,9 @@ export function createSchemas(limits: Limits) {
     .min(1, 'memory_key must not be empty')
     .max(limits.memoryKeyMaxChars, `memory_key must be at most ${limits.memoryKeyMaxChars} characters`)
     .refine((key) => !CONTROL_CHARS.test(key), 'memory_key must not contain control characters')
-    .describe(`Name of the memory, unique per agent; 1-${limits.memoryKeyMaxChars} characters, no control characters.`);
+    .describe(
+      `Name of the memory, unique per agent; 1-${limits.memoryKeyMaxChars} characters, no control characters.`,
+    );
 
   const MemoryValue = z
     .string()
@@ -43,10 +45,9 @@ export function createSchemas(limits: Limits) {
       `metadata must be at most ${limits.metadataMaxBytes} bytes when serialised as JSON`,
     )
     .meta({ type: 'object', additionalProperties: true })
-    .describe(`Free-form JSON object; at most ${limits.metadataMaxBytes} bytes serialised.`) as unknown as z.ZodType<
-    JsonObject,
-    JsonObject
-  >;
+    .describe(
+      `Free-form JSON object; at most ${limits.metadataMaxBytes} bytes serialised.`,
+    ) as unknown as z.ZodType<JsonObject, JsonObject>;
 
   const Timestamp = z.iso.datetime().describe('ISO 8601 date-time, UTC.');
   const Cents = z.int().describe('An amount in cents.');
@@ -154,7 +155,9 @@ export function createSchemas(limits: Limits) {
     }),
     DataOutput: z.object({
       success: z.literal(true),
-      data: z.record(z.string(), z.unknown()).describe('The normalised result; its shape depends on query_type.'),
+      data: z
+        .record(z.string(), z.unknown())
+        .describe('The normalised result; its shape depends on query_type.'),
       from_cache: z.boolean(),
       ...billed,
       fetched_at: Timestamp.describe('When the upstream answered.'),

@@ -26,7 +26,11 @@ function describeIssue(issue: z.core.$ZodIssue): string {
 }
 
 /** Parses `value` with `schema` or throws `invalid_input` naming the first bad field. */
-export function parseInput<S extends z.ZodType>(schema: S, value: unknown, allowed?: readonly string[]): z.output<S> {
+export function parseInput<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  allowed?: readonly string[],
+): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issue = result.error.issues[0] as z.core.$ZodIssue;

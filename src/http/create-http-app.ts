@@ -39,7 +39,10 @@ const requireJsonBody: RequestHandler = (req, _res, next) => {
   next();
 };
 
-function methodsByPath(operations: readonly Operation[], adminToken: string | undefined): Map<string, string[]> {
+function methodsByPath(
+  operations: readonly Operation[],
+  adminToken: string | undefined,
+): Map<string, string[]> {
   const map = new Map<string, string[]>();
   for (const doc of DOCUMENTS) map.set(doc.path, ['GET', 'HEAD']);
   for (const op of operations) {
@@ -62,7 +65,11 @@ export function createHttpApp(options: HttpAppOptions): Express {
   for (const doc of DOCUMENTS) {
     app.get(doc.path, (req, res) => {
       res.locals.operation = doc.name;
-      const body = doc.render({ baseUrl: publicBaseUrl(req, options.publicUrl), operations, documents: DOCUMENTS });
+      const body = doc.render({
+        baseUrl: publicBaseUrl(req, options.publicUrl),
+        operations,
+        documents: DOCUMENTS,
+      });
       if (doc.output === 'text') res.type('text/plain; charset=utf-8').send(body);
       else res.json(body);
     });

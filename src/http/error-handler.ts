@@ -36,7 +36,10 @@ function fromExpressError(err: unknown): AppError | undefined {
       );
   }
   if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500 && e.expose) {
-    return new AppError('invalid_input', 'The request could not be read (bad URL encoding or body); fix and resend.');
+    return new AppError(
+      'invalid_input',
+      'The request could not be read (bad URL encoding or body); fix and resend.',
+    );
   }
   return undefined;
 }

@@ -8,7 +8,10 @@ import { jsonSchema } from './openapi.js';
 
 function fieldLines(op: Operation): string[] {
   const schema = jsonSchema(op.input, 'input');
-  const properties = (schema.properties ?? {}) as Record<string, { type?: string; enum?: unknown[]; description?: string }>;
+  const properties = (schema.properties ?? {}) as Record<
+    string,
+    { type?: string; enum?: unknown[]; description?: string }
+  >;
   const required = new Set((schema.required as string[]) ?? []);
   const lines: string[] = [];
   if (op.agentKeyField !== 'none') {
@@ -16,7 +19,9 @@ function fieldLines(op: Operation): string[] {
   }
   for (const [name, prop] of Object.entries(properties)) {
     const type = prop.enum ? prop.enum.map((v) => JSON.stringify(v)).join(' | ') : (prop.type ?? 'any');
-    lines.push(`- ${name} (${type}, ${required.has(name) ? 'required' : 'optional'}): ${prop.description ?? ''}`);
+    lines.push(
+      `- ${name} (${type}, ${required.has(name) ? 'required' : 'optional'}): ${prop.description ?? ''}`,
+    );
   }
   return lines.length ? lines : ['- (no fields)'];
 }
@@ -53,8 +58,17 @@ export function buildLlmsTxt(ctx: DocumentContext): string {
   for (const doc of ctx.documents) out.push('', `### ${doc.name}`, '', `GET ${doc.path}: ${doc.summary}`);
   for (const op of agentFacing(ctx.operations)) {
     const cost =
-      op.cost.cachedCents === undefined ? `${op.cost.cents}` : `${op.cost.cents} fresh, ${op.cost.cachedCents} cached`;
-    out.push('', `### ${op.name}`, '', `${op.http.method} ${op.http.path} (cost: ${cost} cents)`, '', op.description);
+      op.cost.cachedCents === undefined
+        ? `${op.cost.cents}`
+        : `${op.cost.cents} fresh, ${op.cost.cachedCents} cached`;
+    out.push(
+      '',
+      `### ${op.name}`,
+      '',
+      `${op.http.method} ${op.http.path} (cost: ${cost} cents)`,
+      '',
+      op.description,
+    );
     out.push('', ...fieldLines(op));
   }
   return `${out.join('\n')}\n`;

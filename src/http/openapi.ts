@@ -12,7 +12,10 @@ import { AUTH_DESCRIPTION, type DocumentContext, type DocumentRoute } from './di
 type JsonSchema = Record<string, unknown>;
 
 export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, target: 'draft-2020-12' }) as JsonSchema;
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, {
+    io,
+    target: 'draft-2020-12',
+  }) as JsonSchema;
   return rest;
 }
 
@@ -43,7 +46,10 @@ function operationObject(op: Operation): Record<string, unknown> {
     ...(op.agentKeyField === 'none' ? {} : { agent_key: AGENT_KEY_SCHEMA }),
     ...((input.properties as Record<string, JsonSchema>) ?? {}),
   };
-  const required = [...(op.agentKeyField === 'required' ? ['agent_key'] : []), ...((input.required as string[]) ?? [])];
+  const required = [
+    ...(op.agentKeyField === 'required' ? ['agent_key'] : []),
+    ...((input.required as string[]) ?? []),
+  ];
   const codes: ErrorCode[] = [...GENERIC_ERRORS, ...op.errors];
   if (op.auth !== 'none') codes.push('unauthorized');
   if (op.http.method !== 'GET') codes.push(...BODY_ERRORS);
@@ -56,7 +62,11 @@ function operationObject(op: Operation): Record<string, unknown> {
     summary: op.summary,
     description: `${op.description}\n\n${costNote}`,
     security:
-      op.auth === 'agent' ? [{ apiKey: [] }, { bearerKey: [] }] : op.auth === 'admin' ? [{ adminToken: [] }] : [],
+      op.auth === 'agent'
+        ? [{ apiKey: [] }, { bearerKey: [] }]
+        : op.auth === 'admin'
+          ? [{ adminToken: [] }]
+          : [],
     responses: {
       '200': {
         description: 'Success.',

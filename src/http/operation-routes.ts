@@ -20,7 +20,10 @@ function sameSecret(a: string, b: string): boolean {
 function requestFields(req: Request, op: Operation): Record<string, unknown> {
   const source: unknown = op.http.method === 'GET' ? req.query : (req.body ?? {});
   if (typeof source !== 'object' || source === null || Array.isArray(source)) {
-    throw new AppError('invalid_input', 'The request body must be a JSON object, like {"memory_key": "..."}.');
+    throw new AppError(
+      'invalid_input',
+      'The request body must be a JSON object, like {"memory_key": "..."}.',
+    );
   }
   return source as Record<string, unknown>;
 }

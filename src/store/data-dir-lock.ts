@@ -20,15 +20,16 @@ export interface LockHolder {
 }
 
 export class DataDirLockedError extends Error {
+  /** @param hint what to do instead, for the command that was refused. */
   constructor(
     readonly dataDir: string,
     readonly holder: LockHolder,
+    hint = 'or go through the running server.',
   ) {
     const where = holder.url ? ` at ${holder.url}` : '';
     super(
       `DATA_DIR ${dataDir} is in use by agent-context ${holder.command} (pid ${holder.pid}${where}, ` +
-        `since ${holder.startedAt}). Only one process may write a store: stop it, use another DATA_DIR, ` +
-        'or go through the running server.',
+        `since ${holder.startedAt}). Only one process may write a store: stop it, use another DATA_DIR, ${hint}`,
     );
     this.name = 'DataDirLockedError';
   }

@@ -23,7 +23,9 @@ function checkSnapshot(data: unknown, file: string): Snapshot {
     !Array.isArray(snapshot.memories) ||
     !Array.isArray(snapshot.ledger)
   ) {
-    throw new StoreFileError(`${file} is not an agent-context store (format agent-context/1); move it aside.`);
+    throw new StoreFileError(
+      `${file} is not an agent-context store (format agent-context/1); move it aside.`,
+    );
   }
   return snapshot as Snapshot;
 }

@@ -41,7 +41,12 @@ export class StateStore implements StorePort {
         await this.persistence.persist(this.state);
       } catch (err) {
         this.state = await this.persistence.reload();
-        throw new AppError('internal', 'The store could not save this change; nothing was changed, retry.', {}, err);
+        throw new AppError(
+          'internal',
+          'The store could not save this change; nothing was changed, retry.',
+          {},
+          err,
+        );
       }
       return result;
     };

@@ -46,7 +46,9 @@ export class StateTx implements StoreTx {
   async listMemories(agentId: string, filter: { type?: MemoryType; limit: number }) {
     const written = this.memories.get(agentId);
     if (!written) return this.state.listMemories(agentId, filter);
-    const merged = [...this.state.memoriesInUpdateOrder(agentId)].filter((memory) => !written.has(memory.key));
+    const merged = [...this.state.memoriesInUpdateOrder(agentId)].filter(
+      (memory) => !written.has(memory.key),
+    );
     for (const memory of written.values()) if (memory) merged.push(memory);
     return newestFirst(merged, filter);
   }

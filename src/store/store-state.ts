@@ -118,7 +118,10 @@ export class StoreState implements StoreReader {
 }
 
 /** Walks memories given oldest first and returns the newest `limit` of them matching `type`. */
-export function newestFirst(oldestFirst: Iterable<Memory>, filter: { type?: MemoryType; limit: number }): Memory[] {
+export function newestFirst(
+  oldestFirst: Iterable<Memory>,
+  filter: { type?: MemoryType; limit: number },
+): Memory[] {
   const all = [...oldestFirst];
   const out: Memory[] = [];
   for (let i = all.length - 1; i >= 0 && out.length < filter.limit; i--) {

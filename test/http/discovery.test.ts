@@ -59,7 +59,9 @@ describe('discovery documents', () => {
 
   it('every path in agent_api answers with something other than 404/405', async () => {
     const ping = await server.request('GET', '/api/ac/ping');
-    for (const [name, { method, path }] of Object.entries(ping.body.agent_api as Record<string, { method: string; path: string }>)) {
+    for (const [name, { method, path }] of Object.entries(
+      ping.body.agent_api as Record<string, { method: string; path: string }>,
+    )) {
       const res = await server.request(method, path, method === 'GET' ? {} : { body: {} });
       expect([200, 400, 401], `${name} ${method} ${path}`).toContain(res.status);
     }
@@ -80,20 +82,29 @@ describe('discovery documents', () => {
       expect(entry, `${op.name}`).toBeDefined();
       expect(entry.operationId).toBe(op.name);
     }
-    const ids = Object.values(res.body.paths as Record<string, Record<string, { operationId: string }>>).flatMap((p) =>
-      Object.values(p).map((o) => o.operationId),
-    );
+    const ids = Object.values(
+      res.body.paths as Record<string, Record<string, { operationId: string }>>,
+    ).flatMap((p) => Object.values(p).map((o) => o.operationId));
     for (const name of SPEC_OPERATIONS) expect(ids).toContain(name);
     const store = res.body.paths['/api/ac/memory'].post;
-    expect(store.requestBody.content['application/json'].schema.required).toEqual(['agent_key', 'memory_key', 'memory_value']);
-    expect(Object.keys(store.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '402', '403', '413', '415', '500']));
+    expect(store.requestBody.content['application/json'].schema.required).toEqual([
+      'agent_key',
+      'memory_key',
+      'memory_value',
+    ]);
+    expect(Object.keys(store.responses)).toEqual(
+      expect.arrayContaining(['200', '400', '401', '402', '403', '413', '415', '500']),
+    );
     const retrieve = res.body.paths['/api/ac/memory'].get;
     expect(retrieve.parameters.map((p: { name: string }) => p.name)).toEqual(['agent_key', 'memory_key']);
     expect(Object.keys(retrieve.responses)).toContain('404');
   });
 
   it('honours PUBLIC_URL in the discovery documents', async () => {
-    const behind = await startTestServer({ env: { PUBLIC_URL: 'https://ac.example.com/' }, live: new FakeLiveSource() });
+    const behind = await startTestServer({
+      env: { PUBLIC_URL: 'https://ac.example.com/' },
+      live: new FakeLiveSource(),
+    });
     try {
       const doc = await behind.request('GET', '/api/ac/openapi.json');
       expect(doc.body.servers).toEqual([{ url: 'https://ac.example.com' }]);
@@ -126,13 +137,55 @@ describe('discovery documents', () => {
       body: { agent_key: key, memory_key: 'k', memory_value: 'v', metadata: { a: 1 } },
     });
     check('/api/ac/memory', 'post', '200', stored.body);
-    check('/api/ac/memory', 'get', '200', (await server.request('GET', '/api/ac/memory', { ...auth, query: { agent_key: key, memory_key: 'k' } })).body);
-    check('/api/ac/memory/search', 'post', '200', (await server.request('POST', '/api/ac/memory/search', { ...auth, body: { agent_key: key } })).body);
-    check('/api/ac/data', 'post', '200', (await server.request('POST', '/api/ac/data', { ...auth, body: { agent_key: key, query_type: 'news', query: 'x' } })).body);
+    check(
+      '/api/ac/memory',
+      'get',
+      '200',
+      (await server.request('GET', '/api/ac/memory', { ...auth, query: { agent_key: key, memory_key: 'k' } }))
+        .body,
+    );
+    check(
+      '/api/ac/memory/search',
+      'post',
+      '200',
+      (await server.request('POST', '/api/ac/memory/search', { ...auth, body: { agent_key: key } })).body,
+    );
+    check(
+      '/api/ac/data',
+      'post',
+      '200',
+      (
+        await server.request('POST', '/api/ac/data', {
+          ...auth,
+          body: { agent_key: key, query_type: 'news', query: 'x' },
+        })
+      ).body,
+    );
     check('/api/ac/account', 'get', '200', (await server.request('GET', '/api/ac/account', auth)).body);
-    check('/api/ac/account/transactions', 'get', '200', (await server.request('GET', '/api/ac/account/transactions', auth)).body);
-    check('/api/ac/memory', 'delete', '200', (await server.request('DELETE', '/api/ac/memory', { ...auth, body: { agent_key: key, memory_key: 'k' } })).body);
-    check('/api/ac/memory', 'get', '404', (await server.request('GET', '/api/ac/memory', { ...auth, query: { agent_key: key, memory_key: 'k' } })).body);
+    check(
+      '/api/ac/account/transactions',
+      'get',
+      '200',
+      (await server.request('GET', '/api/ac/account/transactions', auth)).body,
+    );
+    check(
+      '/api/ac/memory',
+      'delete',
+      '200',
+      (
+        await server.request('DELETE', '/api/ac/memory', {
+          ...auth,
+          body: { agent_key: key, memory_key: 'k' },
+        })
+      ).body,
+    );
+    check(
+      '/api/ac/memory',
+      'get',
+      '404',
+      (await server.request('GET', '/api/ac/memory', { ...auth, query: { agent_key: key, memory_key: 'k' } }))
+        .body,
+    );
     check('/api/ac/ping', 'get', '200', (await server.request('GET', '/api/ac/ping')).body);
   });
 
@@ -152,6 +205,10 @@ describe('discovery documents', () => {
     const res = await server.request('GET', '/.well-known/ai-plugin.json');
     expect(res.status).toBe(200);
     expect(res.body.schema_version).toBe('v1');
-    expect(res.body.api).toEqual({ type: 'openapi', url: `${server.url}/api/ac/openapi.json`, is_user_authenticated: false });
+    expect(res.body.api).toEqual({
+      type: 'openapi',
+      url: `${server.url}/api/ac/openapi.json`,
+      is_user_authenticated: false,
+    });
   });
 });

@@ -23,7 +23,10 @@ describe('error responses', () => {
       live,
       env: {
         AC_MEMORIES_PER_AGENT: '3',
-        AC_METADATA_MAX_BYTES: '1024', AC_BODY_MAX_BYTES: '4096', AC_MEMORY_VALUE_MAX_BYTES: '2000' },
+        AC_METADATA_MAX_BYTES: '1024',
+        AC_BODY_MAX_BYTES: '4096',
+        AC_MEMORY_VALUE_MAX_BYTES: '2000',
+      },
     });
     key = await server.register();
   });
@@ -39,9 +42,22 @@ describe('error responses', () => {
       expectError(res, 400, 'invalid_json', /not valid JSON/);
     });
     it('a JSON array, null or a number as the body', async () => {
-      expectError(await server.request('POST', '/api/ac/memory', { key, rawBody: '[1,2]' }), 400, 'invalid_input', /JSON object/);
-      expectError(await server.request('POST', '/api/ac/memory', { key, rawBody: 'null' }), 400, 'invalid_json');
-      expectError(await server.request('POST', '/api/ac/memory', { key, rawBody: '42' }), 400, 'invalid_json');
+      expectError(
+        await server.request('POST', '/api/ac/memory', { key, rawBody: '[1,2]' }),
+        400,
+        'invalid_input',
+        /JSON object/,
+      );
+      expectError(
+        await server.request('POST', '/api/ac/memory', { key, rawBody: 'null' }),
+        400,
+        'invalid_json',
+      );
+      expectError(
+        await server.request('POST', '/api/ac/memory', { key, rawBody: '42' }),
+        400,
+        'invalid_json',
+      );
     });
     it('a missing field, named', async () => {
       const res = await post('/api/ac/memory', { agent_key: key, memory_value: 'v' });
@@ -53,21 +69,45 @@ describe('error responses', () => {
       expectError(res, 400, 'invalid_input', /memory_value/);
     });
     it('a value out of range or not in the enum', async () => {
-      expectError(await post('/api/ac/memory/search', { agent_key: key, limit: 101 }), 400, 'invalid_input', /at most 100/);
-      expectError(await post('/api/ac/memory/search', { agent_key: key, limit: 1.5 }), 400, 'invalid_input', /integer/);
       expectError(
-        await post('/api/ac/memory', { agent_key: key, memory_key: 'k', memory_value: 'v', memory_type: 'note' }),
+        await post('/api/ac/memory/search', { agent_key: key, limit: 101 }),
+        400,
+        'invalid_input',
+        /at most 100/,
+      );
+      expectError(
+        await post('/api/ac/memory/search', { agent_key: key, limit: 1.5 }),
+        400,
+        'invalid_input',
+        /integer/,
+      );
+      expectError(
+        await post('/api/ac/memory', {
+          agent_key: key,
+          memory_key: 'k',
+          memory_value: 'v',
+          memory_type: 'note',
+        }),
         400,
         'invalid_input',
         /"context", "preference", "workflow", "fact"/,
       );
       expectError(
-        await post('/api/ac/data', { agent_key: key, query_type: 'weather', query: 'x', cache_minutes: 1441 }),
+        await post('/api/ac/data', {
+          agent_key: key,
+          query_type: 'weather',
+          query: 'x',
+          cache_minutes: 1441,
+        }),
         400,
         'invalid_input',
         /cache_minutes/,
       );
-      expectError(await post('/api/ac/data', { agent_key: key, query_type: 'weather', query: '   ' }), 400, 'invalid_input');
+      expectError(
+        await post('/api/ac/data', { agent_key: key, query_type: 'weather', query: '   ' }),
+        400,
+        'invalid_input',
+      );
       expectError(
         await post('/api/ac/data', { agent_key: key, query_type: 'weather', query: 'x'.repeat(501) }),
         400,
@@ -78,15 +118,30 @@ describe('error responses', () => {
     it('limits on key, value and metadata', async () => {
       const base = { agent_key: key, memory_value: 'v' };
       expectError(await post('/api/ac/memory', { ...base, memory_key: '' }), 400, 'invalid_input', /empty/);
-      expectError(await post('/api/ac/memory', { ...base, memory_key: 'k'.repeat(257) }), 400, 'invalid_input', /256/);
-      expectError(await post('/api/ac/memory', { ...base, memory_key: 'a\u0000b' }), 400, 'invalid_input', /control/);
+      expectError(
+        await post('/api/ac/memory', { ...base, memory_key: 'k'.repeat(257) }),
+        400,
+        'invalid_input',
+        /256/,
+      );
+      expectError(
+        await post('/api/ac/memory', { ...base, memory_key: 'a\u0000b' }),
+        400,
+        'invalid_input',
+        /control/,
+      );
       expectError(
         await post('/api/ac/memory', { agent_key: key, memory_key: 'k', memory_value: 'é'.repeat(1001) }),
         400,
         'invalid_input',
         /2000 bytes/,
       );
-      expectError(await post('/api/ac/memory', { ...base, memory_key: 'k', metadata: [1] }), 400, 'invalid_input', /JSON object/);
+      expectError(
+        await post('/api/ac/memory', { ...base, memory_key: 'k', metadata: [1] }),
+        400,
+        'invalid_input',
+        /JSON object/,
+      );
       expectError(
         await post('/api/ac/memory', { ...base, memory_key: 'k', metadata: { big: 'x'.repeat(3000) } }),
         400,
@@ -95,35 +150,75 @@ describe('error responses', () => {
       );
     });
     it('an unknown field, with the allowed ones', async () => {
-      const res = await post('/api/ac/memory', { agent_key: key, memory_key: 'k', memory_value: 'v', memory_tyep: 'fact' });
-      expectError(res, 400, 'invalid_input', /unknown field\(s\) memory_tyep; allowed fields: agent_key, memory_key/);
+      const res = await post('/api/ac/memory', {
+        agent_key: key,
+        memory_key: 'k',
+        memory_value: 'v',
+        memory_tyep: 'fact',
+      });
+      expectError(
+        res,
+        400,
+        'invalid_input',
+        /unknown field\(s\) memory_tyep; allowed fields: agent_key, memory_key/,
+      );
     });
     it('register with an invalid e-mail or a long name', async () => {
-      expectError(await server.request('POST', '/api/ac/register', { body: { email: 'not-an-email' } }), 400, 'invalid_input', /e-mail/);
       expectError(
-        await server.request('POST', '/api/ac/register', { body: { email: 'x@example.com', name: 'n'.repeat(101) } }),
+        await server.request('POST', '/api/ac/register', { body: { email: 'not-an-email' } }),
+        400,
+        'invalid_input',
+        /e-mail/,
+      );
+      expectError(
+        await server.request('POST', '/api/ac/register', {
+          body: { email: 'x@example.com', name: 'n'.repeat(101) },
+        }),
         400,
         'invalid_input',
         /100/,
       );
-      expectError(await server.request('POST', '/api/ac/register', {}), 400, 'invalid_input', /email is required/);
+      expectError(
+        await server.request('POST', '/api/ac/register', {}),
+        400,
+        'invalid_input',
+        /email is required/,
+      );
     });
     it('missing agent_key, and duplicated query parameters', async () => {
-      expectError(await post('/api/ac/memory', { memory_key: 'k', memory_value: 'v' }), 400, 'invalid_input', /agent_key is required/);
-      const dup = await server.request('GET', `/api/ac/memory?agent_key=${key}&memory_key=a&memory_key=b`, { key });
+      expectError(
+        await post('/api/ac/memory', { memory_key: 'k', memory_value: 'v' }),
+        400,
+        'invalid_input',
+        /agent_key is required/,
+      );
+      const dup = await server.request('GET', `/api/ac/memory?agent_key=${key}&memory_key=a&memory_key=b`, {
+        key,
+      });
       expectError(dup, 400, 'invalid_input', /memory_key/);
     });
   });
 
   describe('401', () => {
     it('a missing key says how to pass one', async () => {
-      const res = await server.request('POST', '/api/ac/memory', { body: { agent_key: key, memory_key: 'k', memory_value: 'v' } });
+      const res = await server.request('POST', '/api/ac/memory', {
+        body: { agent_key: key, memory_key: 'k', memory_value: 'v' },
+      });
       expectError(res, 401, 'unauthorized', /X-API-Key.*register/);
     });
     it('an unknown key, by either header', async () => {
       const body = { agent_key: 'ac_nope', memory_key: 'k', memory_value: 'v' };
-      expectError(await server.request('POST', '/api/ac/memory', { key: 'ac_nope', body }), 401, 'unauthorized', /Unknown API key/);
-      expectError(await server.request('POST', '/api/ac/memory', { bearer: 'ac_nope', body }), 401, 'unauthorized');
+      expectError(
+        await server.request('POST', '/api/ac/memory', { key: 'ac_nope', body }),
+        401,
+        'unauthorized',
+        /Unknown API key/,
+      );
+      expectError(
+        await server.request('POST', '/api/ac/memory', { bearer: 'ac_nope', body }),
+        401,
+        'unauthorized',
+      );
       expectError(await server.request('GET', '/api/ac/account', { bearer: 'ac_nope' }), 401, 'unauthorized');
     });
   });
@@ -140,12 +235,16 @@ describe('error responses', () => {
     it('the per-agent memory quota; updates still work', async () => {
       const k = await server.register();
       for (const name of ['a', 'b', 'c']) {
-        expect((await post('/api/ac/memory', { agent_key: k, memory_key: name, memory_value: 'v' }, k)).status).toBe(200);
+        expect(
+          (await post('/api/ac/memory', { agent_key: k, memory_key: name, memory_value: 'v' }, k)).status,
+        ).toBe(200);
       }
       const res = await post('/api/ac/memory', { agent_key: k, memory_key: 'd', memory_value: 'v' }, k);
       expectError(res, 403, 'quota_exceeded', /3 memories/);
       expect(await balance(k)).toBe(47);
-      expect((await post('/api/ac/memory', { agent_key: k, memory_key: 'a', memory_value: 'w' }, k)).status).toBe(200);
+      expect(
+        (await post('/api/ac/memory', { agent_key: k, memory_key: 'a', memory_value: 'w' }, k)).status,
+      ).toBe(200);
     });
   });
 
@@ -154,7 +253,11 @@ describe('error responses', () => {
     beforeAll(async () => {
       broke = await server.register();
       for (let i = 0; i < 50; i++) {
-        const res = await post('/api/ac/memory', { agent_key: broke, memory_key: 'spend', memory_value: `${i}` }, broke);
+        const res = await post(
+          '/api/ac/memory',
+          { agent_key: broke, memory_key: 'spend', memory_value: `${i}` },
+          broke,
+        );
         expect(res.status).toBe(200);
       }
       expect(await balance(broke)).toBe(0);
@@ -175,12 +278,18 @@ describe('error responses', () => {
       });
     }
     it('retrieve', async () => {
-      const res = await server.request('GET', '/api/ac/memory', { key: broke, query: { agent_key: broke, memory_key: 'spend' } });
+      const res = await server.request('GET', '/api/ac/memory', {
+        key: broke,
+        query: { agent_key: broke, memory_key: 'spend' },
+      });
       expectError(res, 402, 'insufficient_credits');
       expect(res.body.required_cents).toBe(1);
     });
     it('delete stays free at zero balance', async () => {
-      const res = await server.request('DELETE', '/api/ac/memory', { key: broke, body: { agent_key: broke, memory_key: 'spend' } });
+      const res = await server.request('DELETE', '/api/ac/memory', {
+        key: broke,
+        body: { agent_key: broke, memory_key: 'spend' },
+      });
       expect(res.status).toBe(200);
       expect(res.body.credit_balance_cents).toBe(0);
     });
@@ -189,9 +298,15 @@ describe('error responses', () => {
   describe('404', () => {
     it('retrieve and delete of an absent memory cost nothing', async () => {
       const before = await balance();
-      const res = await server.request('GET', '/api/ac/memory', { key, query: { agent_key: key, memory_key: 'absent' } });
+      const res = await server.request('GET', '/api/ac/memory', {
+        key,
+        query: { agent_key: key, memory_key: 'absent' },
+      });
       expectError(res, 404, 'not_found', /"absent"/);
-      const del = await server.request('DELETE', '/api/ac/memory', { key, body: { agent_key: key, memory_key: 'absent' } });
+      const del = await server.request('DELETE', '/api/ac/memory', {
+        key,
+        body: { agent_key: key, memory_key: 'absent' },
+      });
       expectError(del, 404, 'not_found');
       expect(await balance()).toBe(before);
     });
@@ -208,7 +323,10 @@ describe('error responses', () => {
       expect(await balance()).toBe(before);
     });
     it('the admin route while AC_ADMIN_TOKEN is unset', async () => {
-      const res = await server.request('POST', '/api/ac/admin/credits', { bearer: 'anything-at-all-123', body: { email: 'a@b.co', cents: 5 } });
+      const res = await server.request('POST', '/api/ac/admin/credits', {
+        bearer: 'anything-at-all-123',
+        body: { email: 'a@b.co', cents: 5 },
+      });
       expectError(res, 404, 'not_found');
     });
   });
@@ -230,24 +348,44 @@ describe('error responses', () => {
 
   it('413 on a body over the limit, changing nothing', async () => {
     const before = await balance();
-    const res = await post('/api/ac/memory', { agent_key: key, memory_key: 'big', memory_value: 'x'.repeat(5000) });
+    const res = await post('/api/ac/memory', {
+      agent_key: key,
+      memory_key: 'big',
+      memory_value: 'x'.repeat(5000),
+    });
     expectError(res, 413, 'payload_too_large', /4096 bytes/);
     expect(await balance()).toBe(before);
   });
 
   it('415 on a POST or DELETE whose body is not JSON', async () => {
-    const form = await server.request('POST', '/api/ac/memory', { key, rawBody: 'memory_key=a', contentType: 'application/x-www-form-urlencoded' });
+    const form = await server.request('POST', '/api/ac/memory', {
+      key,
+      rawBody: 'memory_key=a',
+      contentType: 'application/x-www-form-urlencoded',
+    });
     expectError(form, 415, 'unsupported_media_type', /Content-Type: application\/json/);
-    const text = await server.request('DELETE', '/api/ac/memory', { key, rawBody: '{}', contentType: 'text/plain' });
+    const text = await server.request('DELETE', '/api/ac/memory', {
+      key,
+      rawBody: '{}',
+      contentType: 'text/plain',
+    });
     expectError(text, 415, 'unsupported_media_type');
   });
 
   it('502 and 504 from live data cost nothing', async () => {
     const before = await balance();
     live.failWith('upstream_failed');
-    expectError(await post('/api/ac/data', { agent_key: key, query_type: 'news', query: 'a' }), 502, 'upstream_failed');
+    expectError(
+      await post('/api/ac/data', { agent_key: key, query_type: 'news', query: 'a' }),
+      502,
+      'upstream_failed',
+    );
     live.failWith('upstream_timeout');
-    expectError(await post('/api/ac/data', { agent_key: key, query_type: 'news', query: 'b' }), 504, 'upstream_timeout');
+    expectError(
+      await post('/api/ac/data', { agent_key: key, query_type: 'news', query: 'b' }),
+      504,
+      'upstream_timeout',
+    );
     live.next = undefined;
     expect(await balance()).toBe(before);
   });

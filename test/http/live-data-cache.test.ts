@@ -41,7 +41,12 @@ describe('live data cache and charging', () => {
     clock.advance(5 * 60_000);
     const res = await data(bob, { query_type: 'weather', query: '  BERLIN ' });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ from_cache: true, cost_cents: 0, credit_balance_cents: 50, cache_age_s: 300 });
+    expect(res.body).toMatchObject({
+      from_cache: true,
+      cost_cents: 0,
+      credit_balance_cents: 50,
+      cache_age_s: 300,
+    });
     expect(res.body.data).toEqual({ echo: 'berlin', n: 1 });
     expect(live.calls).toHaveLength(1);
   });
@@ -92,7 +97,9 @@ describe('live data cache and charging', () => {
     const res = await data(alice, { query_type: 'news', query: 'outage' });
     live.next = undefined;
     expect(res.status).toBe(502);
-    expect((await server.request('GET', '/api/ac/account', { key: alice })).body.credit_balance_cents).toBe(before);
+    expect((await server.request('GET', '/api/ac/account', { key: alice })).body.credit_balance_cents).toBe(
+      before,
+    );
     const retry = await data(alice, { query_type: 'news', query: 'outage' });
     expect(retry.body).toMatchObject({ from_cache: false, cost_cents: 2 });
   });

@@ -95,11 +95,18 @@ describe('memory operations over REST', () => {
       expect(res.status, res.text).toBe(200);
       expect(res.body.created).toBe(true);
     }
-    const meta = await store({ memory_key: 'meta', memory_value: 'm', metadata: JSON.parse('{"__proto__":{"x":1}}') });
+    const meta = await store({
+      memory_key: 'meta',
+      memory_value: 'm',
+      metadata: JSON.parse('{"__proto__":{"x":1}}'),
+    });
     expect(meta.status).toBe(200);
     expect(meta.text).toContain('"metadata":{"__proto__":{"x":1}}');
     for (const k of ['__proto__', 'constructor', 'toString', 'value']) {
-      const res = await server.request('GET', '/api/ac/memory', { key, query: { agent_key: key, memory_key: k } });
+      const res = await server.request('GET', '/api/ac/memory', {
+        key,
+        query: { agent_key: key, memory_key: k },
+      });
       expect(res.status).toBe(200);
       expect(res.body.memory.memory_value).toBe(`v-${k}`);
     }
@@ -115,9 +122,18 @@ describe('memory operations over REST', () => {
     clock.advance(1000);
     await store({ memory_key: 'k0', memory_value: 'v0 updated', memory_type: 'fact' }, other);
 
-    const all = await server.request('POST', '/api/ac/memory/search', { key: other, body: { agent_key: other } });
+    const all = await server.request('POST', '/api/ac/memory/search', {
+      key: other,
+      body: { agent_key: other },
+    });
     expect(all.status).toBe(200);
-    expect(all.body.memories.map((m: { memory_key: string }) => m.memory_key)).toEqual(['k0', 'k4', 'k3', 'k2', 'k1']);
+    expect(all.body.memories.map((m: { memory_key: string }) => m.memory_key)).toEqual([
+      'k0',
+      'k4',
+      'k3',
+      'k2',
+      'k1',
+    ]);
     expect(all.body.count).toBe(5);
     expect(all.body.cost_cents).toBe(1);
 
@@ -137,7 +153,10 @@ describe('memory operations over REST', () => {
       query: { agent_key: other, memory_key: 'greeting' },
     });
     expect(res.status).toBe(404);
-    const list = await server.request('POST', '/api/ac/memory/search', { key: other, body: { agent_key: other } });
+    const list = await server.request('POST', '/api/ac/memory/search', {
+      key: other,
+      body: { agent_key: other },
+    });
     expect(list.body.memories).toEqual([]);
   });
 
@@ -161,21 +180,40 @@ describe('memory operations over REST', () => {
     });
     expect(again.status).toBe(404);
     expect(again.body.code).toBe('not_found');
-    const gone = await server.request('GET', '/api/ac/memory', { key, query: { agent_key: key, memory_key: 'greeting' } });
+    const gone = await server.request('GET', '/api/ac/memory', {
+      key,
+      query: { agent_key: key, memory_key: 'greeting' },
+    });
     expect(gone.status).toBe(404);
   });
 
   it('lists ledger entries newest first with what each concerned', async () => {
     const fresh = await server.register();
     await store({ memory_key: 'a', memory_value: '1' }, fresh);
-    await server.request('GET', '/api/ac/memory', { key: fresh, query: { agent_key: fresh, memory_key: 'a' } });
-    const res = await server.request('GET', '/api/ac/account/transactions', { key: fresh, query: { limit: '2' } });
+    await server.request('GET', '/api/ac/memory', {
+      key: fresh,
+      query: { agent_key: fresh, memory_key: 'a' },
+    });
+    const res = await server.request('GET', '/api/ac/account/transactions', {
+      key: fresh,
+      query: { limit: '2' },
+    });
     expect(res.status).toBe(200);
     expect(res.body.count).toBe(2);
     expect(res.body.credit_balance_cents).toBe(48);
     const [newest, older] = res.body.transactions;
-    expect(newest).toMatchObject({ operation: 'memory_retrieve', amount_cents: -1, balance_after_cents: 48, memory_key: 'a' });
-    expect(older).toMatchObject({ operation: 'memory_store', amount_cents: -1, balance_after_cents: 49, memory_key: 'a' });
+    expect(newest).toMatchObject({
+      operation: 'memory_retrieve',
+      amount_cents: -1,
+      balance_after_cents: 48,
+      memory_key: 'a',
+    });
+    expect(older).toMatchObject({
+      operation: 'memory_store',
+      amount_cents: -1,
+      balance_after_cents: 49,
+      memory_key: 'a',
+    });
     expect(newest.id).toMatch(/^txn_/);
     expect(newest.at).toMatch(ISO);
   });

@@ -45,13 +45,22 @@ describe('money', () => {
     const ops = Array.from({ length: 60 }, (_, i) => {
       switch (i % 4) {
         case 0:
-          return server.request('POST', '/api/ac/memory', { key, body: { agent_key: key, memory_key: `m${i % 8}`, memory_value: 'v' } });
+          return server.request('POST', '/api/ac/memory', {
+            key,
+            body: { agent_key: key, memory_key: `m${i % 8}`, memory_value: 'v' },
+          });
         case 1:
-          return server.request('GET', '/api/ac/memory', { key, query: { agent_key: key, memory_key: `m${(i - 1) % 8}` } });
+          return server.request('GET', '/api/ac/memory', {
+            key,
+            query: { agent_key: key, memory_key: `m${(i - 1) % 8}` },
+          });
         case 2:
           return server.request('POST', '/api/ac/memory/search', { key, body: { agent_key: key, limit: 5 } });
         default:
-          return server.request('POST', '/api/ac/data', { key, body: { agent_key: key, query_type: 'news', query: `q${i}`, cache_minutes: 0 } });
+          return server.request('POST', '/api/ac/data', {
+            key,
+            body: { agent_key: key, query_type: 'news', query: `q${i}`, cache_minutes: 0 },
+          });
       }
     });
     const results = await Promise.all(ops);
@@ -70,9 +79,14 @@ describe('money', () => {
       body: { email: 'topup@example.com', cents: 100 },
     });
     expect(bad.status).toBe(401);
-    const none = await server.request('POST', '/api/ac/admin/credits', { body: { email: 'topup@example.com', cents: 100 } });
+    const none = await server.request('POST', '/api/ac/admin/credits', {
+      body: { email: 'topup@example.com', cents: 100 },
+    });
     expect(none.status).toBe(401);
-    const agentKey = await server.request('POST', '/api/ac/admin/credits', { bearer: key, body: { email: 'topup@example.com', cents: 100 } });
+    const agentKey = await server.request('POST', '/api/ac/admin/credits', {
+      bearer: key,
+      body: { email: 'topup@example.com', cents: 100 },
+    });
     expect(agentKey.status).toBe(401);
     expect(await balance(key)).toBe(50);
 
@@ -81,10 +95,23 @@ describe('money', () => {
       body: { email: 'TopUp@Example.com', cents: 125 },
     });
     expect(ok.status).toBe(200);
-    expect(ok.body).toEqual({ success: true, email: 'topup@example.com', credited_cents: 125, credit_balance_cents: 175 });
+    expect(ok.body).toEqual({
+      success: true,
+      email: 'topup@example.com',
+      credited_cents: 125,
+      credit_balance_cents: 175,
+    });
     const tx = await server.request('GET', '/api/ac/account/transactions', { key });
-    expect(tx.body.transactions[0]).toMatchObject({ operation: 'top_up', amount_cents: 125, balance_after_cents: 175 });
-    expect(tx.body.transactions[1]).toMatchObject({ operation: 'starter_credit', amount_cents: 50, balance_after_cents: 50 });
+    expect(tx.body.transactions[0]).toMatchObject({
+      operation: 'top_up',
+      amount_cents: 125,
+      balance_after_cents: 175,
+    });
+    expect(tx.body.transactions[1]).toMatchObject({
+      operation: 'starter_credit',
+      amount_cents: 50,
+      balance_after_cents: 50,
+    });
     expect(await ledgerSum(server, key)).toBe(175);
 
     const unknown = await server.request('POST', '/api/ac/admin/credits', {

@@ -28,22 +28,40 @@ describe('persistence and the DATA_DIR lock', () => {
     const key = await server.register('persist@example.com');
     await server.request('POST', '/api/ac/memory', {
       key,
-      body: { agent_key: key, memory_key: 'plan', memory_value: 'ship it', memory_type: 'workflow', metadata: { step: 3 } },
+      body: {
+        agent_key: key,
+        memory_key: 'plan',
+        memory_value: 'ship it',
+        memory_type: 'workflow',
+        metadata: { step: 3 },
+      },
     });
-    await server.request('POST', '/api/ac/data', { key, body: { agent_key: key, query_type: 'news', query: 'x' } });
+    await server.request('POST', '/api/ac/data', {
+      key,
+      body: { agent_key: key, query_type: 'news', query: 'x' },
+    });
     const before = await server.request('GET', '/api/ac/account/transactions', { key });
     await server.stop();
 
     server = await startTestServer({ dataDir, live: new FakeLiveSource() });
     cleanups.push(() => server.stop());
-    const res = await server.request('GET', '/api/ac/memory', { key, query: { agent_key: key, memory_key: 'plan' } });
+    const res = await server.request('GET', '/api/ac/memory', {
+      key,
+      query: { agent_key: key, memory_key: 'plan' },
+    });
     expect(res.status).toBe(200);
-    expect(res.body.memory).toMatchObject({ memory_value: 'ship it', memory_type: 'workflow', metadata: { step: 3 } });
+    expect(res.body.memory).toMatchObject({
+      memory_value: 'ship it',
+      memory_type: 'workflow',
+      metadata: { step: 3 },
+    });
     expect(res.body.credit_balance_cents).toBe(50 - 1 - 2 - 1);
     const after = await server.request('GET', '/api/ac/account/transactions', { key });
     expect(after.body.transactions.slice(1)).toEqual(before.body.transactions);
     expect(await ledgerSum(server, key)).toBe(46);
-    const again = await server.request('POST', '/api/ac/register', { body: { email: 'persist@example.com' } });
+    const again = await server.request('POST', '/api/ac/register', {
+      body: { email: 'persist@example.com' },
+    });
     expect(again.status).toBe(409);
   });
 
@@ -77,7 +95,10 @@ describe('persistence and the DATA_DIR lock', () => {
     const child = spawn(process.execPath, ['-e', '']);
     const pid = child.pid as number;
     await new Promise((r) => child.on('exit', r));
-    await writeFile(path.join(dataDir, LOCK_FILE), JSON.stringify({ pid, command: 'serve', startedAt: 'then' }));
+    await writeFile(
+      path.join(dataDir, LOCK_FILE),
+      JSON.stringify({ pid, command: 'serve', startedAt: 'then' }),
+    );
     const { store } = await openJsonFileStore(dataDir, holder());
     expect(JSON.parse(await readFile(path.join(dataDir, LOCK_FILE), 'utf8')).pid).toBe(process.pid);
     await store.close();
@@ -96,7 +117,10 @@ describe('persistence and the DATA_DIR lock', () => {
     await new Promise((r) => setTimeout(r, 600));
     expect(await readFile(`/proc/${zombie}/status`, 'utf8')).toMatch(/State:\s+Z/);
     expect(isProcessAlive(zombie)).toBe(false);
-    await writeFile(path.join(dataDir, LOCK_FILE), JSON.stringify({ pid: zombie, command: 'mcp', startedAt: 'then' }));
+    await writeFile(
+      path.join(dataDir, LOCK_FILE),
+      JSON.stringify({ pid: zombie, command: 'mcp', startedAt: 'then' }),
+    );
     const { store } = await openJsonFileStore(dataDir, holder());
     await store.close();
   });

@@ -168,7 +168,8 @@ for (const adapter of adapters) {
       const opened = await open();
       const keys = ['__proto__', 'constructor', 'toString', 'hasOwnProperty'];
       await opened.store.transact(async (tx) => {
-        for (const k of keys) await tx.putMemory({ ...memory('a', k, `v-${k}`), metadata: JSON.parse('{"__proto__":{"p":1}}') });
+        for (const k of keys)
+          await tx.putMemory({ ...memory('a', k, `v-${k}`), metadata: JSON.parse('{"__proto__":{"p":1}}') });
       });
       const store = opened.reopen ? await opened.reopen() : opened.store;
       for (const k of keys) {

@@ -1,0 +1,91 @@
+/**
+ * Crypto prices from CoinGecko: resolve the asked name or symbol to a coin id with /search, then read
+ * /simple/price. Sends the demo key when one is configured; an empty `{}` answer counts as a failure.
+ */
+import { z } from 'zod';
+import { AppError } from '../core/errors.js';
+import type { LiveResult } from '../core/live-port.js';
+import { buildUrl, type HttpClient, type Upstream, upstreamLabel } from './http-client.js';
+import type { LiveConfig } from './live-config.js';
+import type { PriceQuery } from './price-query.js';
+import { cleanText } from './text.js';
+
+export const COINGECKO: Upstream = { id: 'coingecko', name: 'CoinGecko', kind: 'price' };
+
+const coinSchema = z.object({
+  id: z.string().min(1),
+  name: z.string(),
+  symbol: z.string(),
+  market_cap_rank: z.number().nullish(),
+});
+export type Coin = z.infer<typeof coinSchema>;
+
+const searchSchema = z.object({ coins: z.array(coinSchema) });
+
+/** `{bitcoin: {eur: 57000.1, last_updated_at: 1763700000}}`; unknown ids are simply absent. */
+const simplePriceSchema = z.record(z.string(), z.record(z.string(), z.number().nullable()));
+
+/** Exact id, then exact symbol (best market-cap rank, unranked last), then exact name, then the first. */
+export function pickCoin(coins: readonly Coin[], asked: string): Coin | undefined {
+  const wanted = asked.toLowerCase();
+  const byId = coins.find((coin) => coin.id.toLowerCase() === wanted);
+  if (byId) return byId;
+  const rank = (coin: Coin) => coin.market_cap_rank ?? Number.POSITIVE_INFINITY;
+  const bySymbol = coins
+    .filter((coin) => coin.symbol.toLowerCase() === wanted)
+    .reduce<Coin | undefined>(
+      (best, coin) => (best === undefined || rank(coin) < rank(best) ? coin : best),
+      undefined,
+    );
+  if (bySymbol) return bySymbol;
+  return coins.find((coin) => coin.name.toLowerCase() === wanted) ?? coins[0];
+}
+
+export async function fetchCryptoPrice(
+  http: HttpClient,
+  config: LiveConfig,
+  query: PriceQuery,
+): Promise<LiveResult> {
+  const headers: Record<string, string> = {};
+  if (config.coingeckoApiKey) headers['x-cg-demo-api-key'] = config.coingeckoApiKey;
+
+  const searchUrl = buildUrl(config.urls.coingecko, '/api/v3/search', { query: query.asset });
+  const { coins } = await http.getJson(COINGECKO, searchUrl, searchSchema, { headers });
+  const coin = pickCoin(coins, query.asset);
+  if (!coin) {
+    throw new AppError(
+      'not_found',
+      `No asset called "${query.asset}" was found; use a coin name like "bitcoin", a symbol like "btc", or an ISO currency code like "eur".`,
+      { source: COINGECKO.id },
+    );
+  }
+
+  const vs = query.quote.toLowerCase();
+  const priceUrl = buildUrl(config.urls.coingecko, '/api/v3/simple/price', {
+    ids: coin.id,
+    vs_currencies: vs,
+    include_last_updated_at: 'true',
+  });
+  const prices = await http.getJson(COINGECKO, priceUrl, simplePriceSchema, { headers });
+  const entry = prices[coin.id];
+  const price = entry?.[vs];
+  if (typeof price !== 'number' || !Number.isFinite(price)) {
+    throw new AppError(
+      'upstream_failed',
+      `${upstreamLabel(COINGECKO)} returned no ${query.quote} price for "${coin.id}"; nothing was charged, try again later.`,
+      { source: COINGECKO.id },
+    );
+  }
+  const updated = entry?.last_updated_at;
+  const asOf = typeof updated === 'number' ? new Date(updated * 1000).toISOString() : undefined;
+  return {
+    source: COINGECKO.id,
+    ...(asOf ? { asOf } : {}),
+    data: {
+      asset: { name: cleanText(coin.name), symbol: coin.symbol.toUpperCase(), kind: 'crypto', id: coin.id },
+      price,
+      currency: query.quote,
+      as_of: asOf ?? null,
+    },
+  };
+}

@@ -1,0 +1,40 @@
+/** Shared test helpers for the live providers: a LiveConfig pointing at fakes, and catching AppErrors. */
+import { expect } from 'vitest';
+import { AppError } from '../../src/core/errors.js';
+import type { LiveConfig } from '../../src/live/live-config.js';
+
+export const USER_AGENT = 'agent-context-test/1.0 (+https://example.test; ops@example.test)';
+
+/** Every URL defaults to a port nothing should be called on; tests override the ones they serve. */
+export function liveConfig(urls: Partial<LiveConfig['urls']>, extra: Partial<LiveConfig> = {}): LiveConfig {
+  const unused = 'http://127.0.0.1:9';
+  return {
+    userAgent: USER_AGENT,
+    timeoutMs: 2000,
+    urls: {
+      openMeteoGeocoding: unused,
+      openMeteoForecast: unused,
+      coingecko: unused,
+      frankfurter: unused,
+      hnAlgolia: unused,
+      duckduckgo: unused,
+      wikipedia: unused,
+      ...urls,
+    },
+    ...extra,
+  };
+}
+
+/** The AppError `promise` rejects with; fails the test if it resolves or rejects with anything else. */
+export async function appErrorOf(promise: Promise<unknown>): Promise<AppError> {
+  const outcome = await promise.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+  if (outcome.ok) throw new Error(`expected a rejection, got ${JSON.stringify(outcome.value)}`);
+  expect(outcome.error).toBeInstanceOf(AppError);
+  const err = outcome.error as AppError;
+  // One sentence for an agent: no stack, no URL.
+  expect(err.message).not.toMatch(/\n|\bat .+:\d+|https?:\/\//);
+  return err;
+}

@@ -1,0 +1,168 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createLiveDataSource } from '../../src/live/live-data-source.js';
+import { closedPortUrl, type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
+import { appErrorOf, liveConfig, USER_AGENT } from './helpers.js';
+
+const hit = (fields: Record<string, unknown>) => ({
+  author: 'someone',
+  points: 1,
+  num_comments: 0,
+  story_id: Number(fields.objectID),
+  _tags: ['story', `story_${String(fields.objectID)}`],
+  _highlightResult: { title: { value: 'x', matchLevel: 'full', matchedWords: ['rust'] } },
+  ...fields,
+});
+
+const HN_RUST = {
+  hits: [
+    hit({
+      objectID: '46000001',
+      title: 'Rust 1.91 &amp; the <em>borrow</em> checker',
+      url: 'https://www.rust-lang.org/blog/1.91',
+      points: 210,
+      num_comments: 97,
+      created_at: '2026-11-20T10:00:00Z',
+      created_at_i: 1795168800,
+    }),
+    hit({
+      objectID: '46000003',
+      title: 'Ask HN: Is   Rust worth learning in 2026?',
+      url: null,
+      points: 12,
+      num_comments: 30,
+      created_at: '2026-11-21T08:30:00.000Z',
+      created_at_i: 1795249800,
+    }),
+    hit({
+      objectID: '46000002',
+      title: 'Writing an OS in Rust',
+      url: 'https://os.phil-opp.com/',
+      points: 5,
+      created_at: '2026-11-20T23:59:59.000Z',
+      created_at_i: 1795219199,
+    }),
+  ],
+  nbHits: 3,
+  page: 0,
+  nbPages: 1,
+  hitsPerPage: 20,
+  exhaustiveNbHits: true,
+  query: 'rust',
+  params: 'query=rust&tags=story&hitsPerPage=20',
+  processingTimeMS: 2,
+};
+
+describe('news (HN Algolia)', () => {
+  let hn: FakeUpstream;
+
+  beforeAll(async () => {
+    hn = await startFakeUpstream();
+  });
+  afterAll(() => hn.close());
+  beforeEach(() => {
+    hn.reset();
+    hn.route('/api/v1/search_by_date', { json: HN_RUST });
+  });
+
+  const source = (extra = {}) => createLiveDataSource(liveConfig({ hnAlgolia: hn.url }, extra));
+
+  it('returns stories newest first with clean titles, links and sources', async () => {
+    const result = await source().fetch('news', 'rust');
+    expect(result).toEqual({
+      source: 'hn-algolia',
+      data: {
+        items: [
+          {
+            title: 'Ask HN: Is Rust worth learning in 2026?',
+            url: 'https://news.ycombinator.com/item?id=46000003',
+            published_at: '2026-11-21T08:30:00.000Z',
+            source: 'news.ycombinator.com',
+            discussion_url: 'https://news.ycombinator.com/item?id=46000003',
+            points: 12,
+            comments: 30,
+          },
+          {
+            title: 'Writing an OS in Rust',
+            url: 'https://os.phil-opp.com/',
+            published_at: '2026-11-20T23:59:59.000Z',
+            source: 'os.phil-opp.com',
+            discussion_url: 'https://news.ycombinator.com/item?id=46000002',
+            points: 5,
+            comments: 0,
+          },
+          {
+            title: 'Rust 1.91 & the borrow checker',
+            url: 'https://www.rust-lang.org/blog/1.91',
+            published_at: '2026-11-20T10:00:00.000Z',
+            source: 'rust-lang.org',
+            discussion_url: 'https://news.ycombinator.com/item?id=46000001',
+            points: 210,
+            comments: 97,
+          },
+        ],
+      },
+    });
+  });
+
+  it('calls search_by_date for stories with the User-Agent', async () => {
+    await source().fetch('news', 'rust async');
+    expect(hn.requests).toHaveLength(1);
+    const [request] = hn.requests;
+    expect(request?.path).toBe('/api/v1/search_by_date');
+    expect(request?.query).toEqual({ query: 'rust async', tags: 'story', hitsPerPage: '20' });
+    expect(request?.headers['user-agent']).toBe(USER_AGENT);
+    expect(request?.headers.accept).toBe('application/json');
+  });
+
+  it('answers an empty list when nothing matches', async () => {
+    hn.route('/api/v1/search_by_date', { json: { ...HN_RUST, hits: [], nbHits: 0 } });
+    expect(await source().fetch('news', 'zzzz')).toEqual({ source: 'hn-algolia', data: { items: [] } });
+  });
+
+  it('links to the discussion when the url is not http(s)', async () => {
+    hn.route('/api/v1/search_by_date', {
+      json: {
+        hits: [
+          hit({ objectID: '7', title: 'x', url: 'javascript:alert(1)', created_at: '2026-01-01T00:00:00Z' }),
+        ],
+      },
+    });
+    const { data } = await source().fetch('news', 'x');
+    expect(data.items).toMatchObject([
+      { url: 'https://news.ycombinator.com/item?id=7', source: 'news.ycombinator.com' },
+    ]);
+  });
+
+  it('fails on 500, 429 with Retry-After, HTML and schema-invalid bodies', async () => {
+    hn.route('/api/v1/search_by_date', { status: 500, json: { message: 'error' } });
+    const failed = await appErrorOf(source().fetch('news', 'rust'));
+    expect(failed.code).toBe('upstream_failed');
+    expect(failed.message).toBe(
+      'The news upstream (Hacker News Algolia) answered with HTTP 500; nothing was charged, try again later.',
+    );
+
+    hn.route('/api/v1/search_by_date', { status: 429, headers: { 'Retry-After': '3600' }, text: 'Too many' });
+    const limited = await appErrorOf(source().fetch('news', 'rust'));
+    expect(limited.details).toEqual({ source: 'hn-algolia', upstream_status: 429, retry_after_s: 3600 });
+
+    hn.route('/api/v1/search_by_date', { text: '<html><body>Algolia is down</body></html>' });
+    expect((await appErrorOf(source().fetch('news', 'rust'))).code).toBe('upstream_failed');
+
+    hn.route('/api/v1/search_by_date', { json: { hits: [{ objectID: '1', title: 'no date' }] } });
+    expect((await appErrorOf(source().fetch('news', 'rust'))).code).toBe('upstream_failed');
+    hn.route('/api/v1/search_by_date', { json: { nbHits: 0 } });
+    expect((await appErrorOf(source().fetch('news', 'rust'))).code).toBe('upstream_failed');
+  });
+
+  it('times out and fails on a refused connection', async () => {
+    hn.route('/api/v1/search_by_date', { json: HN_RUST, delayMs: 1000 });
+    const slow = await appErrorOf(source({ timeoutMs: 200 }).fetch('news', 'rust'));
+    expect(slow.code).toBe('upstream_timeout');
+    expect(slow.details).toEqual({ source: 'hn-algolia' });
+
+    const refused = createLiveDataSource(liveConfig({ hnAlgolia: await closedPortUrl() }));
+    const err = await appErrorOf(refused.fetch('news', 'rust'));
+    expect(err.code).toBe('upstream_failed');
+    expect(err.message).toContain('could not be reached');
+  });
+});
