@@ -13,6 +13,7 @@ import { createOperations, type Operation } from './core/operations.js';
 import { createHttpApp } from './http/create-http-app.js';
 import { createLiveDataSource } from './live/live-data-source.js';
 import { createLogger, type Logger } from './logger.js';
+import { type McpHttp, mountMcpHttp } from './mcp/mcp-http.js';
 import type { DataDirLock } from './store/data-dir-lock.js';
 import { openJsonFileStore } from './store/json-file-store.js';
 
@@ -71,6 +72,7 @@ export interface RunningServer {
 
 export async function startServer(config: Readonly<Config>, options: ServiceOptions): Promise<RunningServer> {
   const service = await openService(config, options);
+  let mcp: McpHttp | undefined;
   const app = createHttpApp({
     core: service.core,
     operations: service.operations,
@@ -78,6 +80,9 @@ export async function startServer(config: Readonly<Config>, options: ServiceOpti
     bodyMaxBytes: config.bodyMaxBytes,
     publicUrl: config.publicUrl,
     adminToken: config.adminToken,
+    extraRoutes: (express) => {
+      mcp = mountMcpHttp(express, service, config.host);
+    },
   });
   let server: Server;
   try {
@@ -103,6 +108,7 @@ export async function startServer(config: Readonly<Config>, options: ServiceOpti
     server,
     url,
     close: async () => {
+      await mcp?.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();

@@ -1,14 +1,15 @@
 #!/usr/bin/env node
 /**
- * The agent-context command: `serve` runs the REST API; `credits add` tops up an account in the store.
- * The only module with start-up side effects. stdout is kept for command output (and, later, the MCP
- * protocol); logs go to stderr.
+ * The agent-context command: `serve` runs the REST API and MCP over HTTP; `mcp` runs MCP over stdio;
+ * `credits add` tops up an account in the store. The only module with start-up side effects. stdout is
+ * kept for command output and the MCP protocol; logs go to stderr.
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { openService, startServer } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { AppError } from './core/errors.js';
 import { SERVICE_VERSION } from './core/pricing.js';
+import { runStdioServer } from './mcp/mcp-stdio.js';
 import { DataDirLockedError } from './store/data-dir-lock.js';
 import { StoreFileError } from './store/json-file-store.js';
 
@@ -55,6 +56,16 @@ program
     };
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGTERM', () => stop('SIGTERM'));
+  });
+
+program
+  .command('mcp')
+  .description('Serve MCP over stdio for desktop clients (key from AC_API_KEY, else a local agent).')
+  .option('--data-dir <dir>', 'where the store lives (env DATA_DIR, default ./data)')
+  .action(async (opts: { dataDir?: string }) => {
+    console.log = console.error; // stdout carries the protocol: nothing else may write to it
+    const config = loadConfig(process.env, opts.dataDir === undefined ? {} : { dataDir: opts.dataDir });
+    await runStdioServer(config);
   });
 
 const credits = program.command('credits').description('Manage account credit.');

@@ -24,6 +24,7 @@ const EnvSchema = z.object({
     .url({ protocol: /^https?$/ })
     .transform((value) => value.replace(/\/+$/u, ''))
     .optional(),
+  AC_API_KEY: Optional,
   AC_ADMIN_TOKEN: Optional.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   AC_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   AC_BODY_MAX_BYTES: PositiveInt.default(256 * 1024),
@@ -56,6 +57,8 @@ export interface Config {
   port: number;
   dataDir: string;
   publicUrl: string | undefined;
+  /** The key the stdio MCP server acts with; without it, a local agent of its own. */
+  apiKey: string | undefined;
   adminToken: string | undefined;
   logLevel: string;
   bodyMaxBytes: number;
@@ -87,6 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
     port: e.PORT,
     dataDir: path.resolve(e.DATA_DIR),
     publicUrl: e.PUBLIC_URL,
+    apiKey: e.AC_API_KEY,
     adminToken: e.AC_ADMIN_TOKEN,
     logLevel: e.AC_LOG_LEVEL,
     bodyMaxBytes: e.AC_BODY_MAX_BYTES,

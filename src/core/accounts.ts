@@ -23,6 +23,8 @@ export function hashKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
+export const KEY_MISSING = 'Missing API key.';
+export const KEY_UNKNOWN = 'Unknown API key: check it was copied whole.';
 export const HOW_TO_AUTHENTICATE =
   'Send the key as "X-API-Key: <key>" or "Authorization: Bearer <key>"; get a key with POST /api/ac/register.';
 
@@ -61,14 +63,12 @@ export function createAccounts(store: StorePort, clock: Clock) {
 
   /** The account that owns `key`; `unauthorized` when the key is missing or unknown. */
   async function authenticate(key: string | undefined): Promise<Account> {
-    if (!key) throw new AppError('unauthorized', `Missing API key. ${HOW_TO_AUTHENTICATE}`);
+    if (!key)
+      throw new AppError('unauthorized', `${KEY_MISSING} ${HOW_TO_AUTHENTICATE}`, { reason: 'missing_key' });
     const hash = hashKey(key);
     const account = await store.read((reader) => reader.findAccountByKeyHash(hash));
     if (!account || !timingSafeEqual(Buffer.from(account.keyHash, 'hex'), Buffer.from(hash, 'hex'))) {
-      throw new AppError(
-        'unauthorized',
-        `Unknown API key: check it was copied whole. ${HOW_TO_AUTHENTICATE}`,
-      );
+      throw new AppError('unauthorized', `${KEY_UNKNOWN} ${HOW_TO_AUTHENTICATE}`, { reason: 'unknown_key' });
     }
     return account;
   }
@@ -99,6 +99,15 @@ export function createAccounts(store: StorePort, clock: Clock) {
     return { transactions: list, count: list.length, credit_balance_cents: account.balanceCents };
   }
 
+  /** Account and recent ledger entries in one view (the MCP `account_info` tool and resource). */
+  async function accountInfo(
+    agentId: string,
+    input: Input<'AccountInfoInput'>,
+  ): Promise<Output<'AccountInfoOutput'>> {
+    const [account, history] = await Promise.all([info(agentId), transactions(agentId, input)]);
+    return { ...account, recent_transactions: history.transactions };
+  }
+
   async function addCredits(input: Input<'AddCreditsInput'>): Promise<Output<'AddCreditsOutput'>> {
     const account = await store.transact(async (tx) => {
       const found = await tx.findAccountByEmail(input.email);
@@ -117,7 +126,7 @@ export function createAccounts(store: StorePort, clock: Clock) {
     };
   }
 
-  return { register, authenticate, info, transactions, addCredits };
+  return { register, authenticate, info, transactions, accountInfo, addCredits };
 }
 
 export type Accounts = ReturnType<typeof createAccounts>;

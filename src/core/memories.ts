@@ -26,7 +26,7 @@ function memoryNotFound(key: string): AppError {
   return new AppError(
     'not_found',
     `No memory with memory_key ${JSON.stringify(key)} exists for this agent; nothing was charged. ` +
-      'List your keys with POST /api/ac/memory/search.',
+      'List your keys with memory_search.',
     { memory_key: key },
   );
 }
@@ -127,7 +127,13 @@ export function createMemories(store: StorePort, clock: Clock, limits: Limits) {
     };
   }
 
-  return { storeMemory, retrieveMemory, deleteMemory, searchMemories };
+  /** A free index of the agent's memories, newest first, without their values (MCP resource listing). */
+  async function listMemoryIndex(agentId: string, limit: number) {
+    const memories = await store.read((reader) => reader.listMemories(agentId, { limit }));
+    return memories.map((m) => ({ memory_key: m.key, memory_type: m.type, updated_at: m.updatedAt }));
+  }
+
+  return { storeMemory, retrieveMemory, deleteMemory, searchMemories, listMemoryIndex };
 }
 
 export type Memories = ReturnType<typeof createMemories>;

@@ -1,7 +1,8 @@
 /**
  * The operation table: every operation of the service declared once, with its HTTP method and path, its
- * schemas, its price and a description written for agents. The REST routes, ping's `agent_api` map, the
- * OpenAPI document, llms.txt (and the MCP tools) are all generated from this table.
+ * MCP tool name and annotations, its schemas, its price and a description written for agents. The REST
+ * routes, ping's `agent_api` map, the OpenAPI document, llms.txt and the MCP tools are all generated from
+ * this table.
  */
 import type { z } from 'zod';
 import type { Core } from './core.js';
@@ -14,10 +15,21 @@ export type HttpMethod = 'GET' | 'POST' | 'DELETE';
 /** Who may call: anyone, an agent with its API key, or the operator with the admin token. */
 export type Auth = 'none' | 'agent' | 'admin';
 
+/** What an MCP client may assume about a tool (see the MCP ToolAnnotations). */
+export interface ToolHints {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
 export interface Operation<In extends z.ZodType = z.ZodType, Out extends z.ZodType = z.ZodType> {
   name: string;
   title: string;
-  http: { method: HttpMethod; path: string };
+  /** The REST route; absent for an operation that only MCP offers. */
+  http?: { method: HttpMethod; path: string };
+  /** The MCP tool; absent for an operation that only REST offers (registration, the operator's). */
+  mcp?: { tool: string; hints: ToolHints };
   auth: Auth;
   /**
    * Whether the REST request must repeat the key in an `agent_key` field (the spec's rule for its own
@@ -41,6 +53,20 @@ export interface Operation<In extends z.ZodType = z.ZodType, Out extends z.ZodTy
 function define<In extends z.ZodType, Out extends z.ZodType>(op: Operation<In, Out>): Operation {
   return op as unknown as Operation;
 }
+
+/** The operations with a REST route. */
+export function restOperations(operations: readonly Operation[]): RestOperation[] {
+  return operations.filter((op): op is RestOperation => op.http !== undefined);
+}
+
+export type RestOperation = Operation & { http: NonNullable<Operation['http']> };
+
+const READS: ToolHints = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
 
 function requireAgent(agentId: string | undefined): string {
   if (agentId === undefined) throw new Error('an agent operation ran without an authenticated agent');
@@ -69,6 +95,7 @@ export function createOperations(schemas: Schemas): readonly Operation[] {
     }),
     define({
       name: 'memory_store',
+      mcp: { tool: 'memory_store', hints: { ...READS, readOnlyHint: false, destructiveHint: true } },
       title: 'Store memory',
       http: { method: 'POST', path: '/api/ac/memory' },
       auth: 'agent',
@@ -86,6 +113,7 @@ export function createOperations(schemas: Schemas): readonly Operation[] {
     }),
     define({
       name: 'memory_retrieve',
+      mcp: { tool: 'memory_retrieve', hints: READS },
       title: 'Retrieve memory',
       http: { method: 'GET', path: '/api/ac/memory' },
       auth: 'agent',
@@ -102,6 +130,7 @@ export function createOperations(schemas: Schemas): readonly Operation[] {
     }),
     define({
       name: 'memory_delete',
+      mcp: { tool: 'memory_delete', hints: { ...READS, readOnlyHint: false, destructiveHint: true } },
       title: 'Delete memory',
       http: { method: 'DELETE', path: '/api/ac/memory' },
       auth: 'agent',
@@ -117,6 +146,7 @@ export function createOperations(schemas: Schemas): readonly Operation[] {
     }),
     define({
       name: 'memory_search',
+      mcp: { tool: 'memory_search', hints: READS },
       title: 'List memories',
       http: { method: 'POST', path: '/api/ac/memory/search' },
       auth: 'agent',
@@ -133,6 +163,7 @@ export function createOperations(schemas: Schemas): readonly Operation[] {
     }),
     define({
       name: 'data',
+      mcp: { tool: 'data_fetch', hints: { ...READS, idempotentHint: false, openWorldHint: true } },
       title: 'Fetch live data',
       http: { method: 'POST', path: '/api/ac/data' },
       auth: 'agent',
@@ -179,6 +210,22 @@ export function createOperations(schemas: Schemas): readonly Operation[] {
       input: schemas.TransactionsInput,
       output: schemas.TransactionsOutput,
       run: (core, agent, input) => core.accounts.transactions(requireAgent(agent), input),
+    }),
+    define({
+      name: 'account_info',
+      title: 'Account and recent charges',
+      mcp: { tool: 'account_info', hints: READS },
+      auth: 'agent',
+      agentKeyField: 'none',
+      cost: { cents: 0 },
+      summary: 'Show the balance, plan and recent ledger entries of the calling agent.',
+      description:
+        'Returns your credit balance in cents, your plan and your most recent ledger entries (credits and ' +
+        'debits, newest first, at most limit, default 10). Free: call it before paid work to check the balance.',
+      errors: [],
+      input: schemas.AccountInfoInput,
+      output: schemas.AccountInfoOutput,
+      run: (core, agent, input) => core.accounts.accountInfo(requireAgent(agent), input),
     }),
     define({
       name: 'admin_credits',

@@ -68,6 +68,17 @@ export function createSchemas(limits: Limits) {
     credit_balance_cents: Cents.describe('Balance after this request, in cents.'),
   };
 
+  const Transaction = z.object({
+    id: z.string(),
+    at: Timestamp,
+    operation: z.string(),
+    amount_cents: Cents.describe('Positive for credits, negative for debits.'),
+    balance_after_cents: Cents,
+    memory_key: z.string().optional(),
+    query_type: z.string().optional(),
+    query: z.string().optional(),
+  });
+
   const Email = z
     .string()
     .trim()
@@ -175,6 +186,15 @@ export function createSchemas(limits: Limits) {
       created_at: Timestamp,
     }),
 
+    AccountInfoInput: z.strictObject({
+      limit: z
+        .int('limit must be an integer')
+        .min(1, 'limit must be at least 1')
+        .max(limits.transactionsLimitMax, `limit must be at most ${limits.transactionsLimitMax}`)
+        .default(10)
+        .describe(`At most this many recent ledger entries (1-${limits.transactionsLimitMax}).`),
+    }),
+
     TransactionsInput: z.strictObject({
       limit: z.coerce
         .number('limit must be a number')
@@ -185,20 +205,17 @@ export function createSchemas(limits: Limits) {
         .describe(`At most this many entries (1-${limits.transactionsLimitMax}), newest first.`),
     }),
     TransactionsOutput: z.object({
-      transactions: z.array(
-        z.object({
-          id: z.string(),
-          at: Timestamp,
-          operation: z.string(),
-          amount_cents: Cents.describe('Positive for credits, negative for debits.'),
-          balance_after_cents: Cents,
-          memory_key: z.string().optional(),
-          query_type: z.string().optional(),
-          query: z.string().optional(),
-        }),
-      ),
+      transactions: z.array(Transaction),
       count: z.int(),
       credit_balance_cents: Cents,
+    }),
+    AccountInfoOutput: z.object({
+      email: z.string(),
+      name: z.string().nullable(),
+      plan: z.string(),
+      credit_balance_cents: Cents,
+      created_at: Timestamp,
+      recent_transactions: z.array(Transaction).describe('Newest first.'),
     }),
 
     AddCreditsInput: z.strictObject({

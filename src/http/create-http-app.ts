@@ -6,7 +6,7 @@
 import express, { type Express, type RequestHandler } from 'express';
 import type { Core } from '../core/core.js';
 import { AppError } from '../core/errors.js';
-import type { Operation } from '../core/operations.js';
+import { type Operation, type RestOperation, restOperations } from '../core/operations.js';
 import type { Logger } from '../logger.js';
 import { DOCUMENTS } from './discovery.js';
 import { errorHandler } from './error-handler.js';
@@ -21,6 +21,8 @@ export interface HttpAppOptions {
   bodyMaxBytes: number;
   publicUrl: string | undefined;
   adminToken: string | undefined;
+  /** Mounts further routes (the MCP endpoint) before the JSON 404. */
+  extraRoutes?: (app: Express) => void;
 }
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
@@ -40,7 +42,7 @@ const requireJsonBody: RequestHandler = (req, _res, next) => {
 };
 
 function methodsByPath(
-  operations: readonly Operation[],
+  operations: readonly RestOperation[],
   adminToken: string | undefined,
 ): Map<string, string[]> {
   const map = new Map<string, string[]>();
@@ -55,7 +57,8 @@ function methodsByPath(
 }
 
 export function createHttpApp(options: HttpAppOptions): Express {
-  const { core, operations, logger } = options;
+  const { core, logger } = options;
+  const operations = restOperations(options.operations);
   const app = express();
   app.disable('x-powered-by');
   app.use(requestLog(logger));
@@ -87,6 +90,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
       );
     });
   }
+  options.extraRoutes?.(app);
   app.use((req) => {
     throw notFoundRoute(req);
   });

@@ -4,14 +4,14 @@
  * these declarations.
  */
 import { z } from 'zod';
-import type { Operation } from '../core/operations.js';
+import type { RestOperation } from '../core/operations.js';
 import { PRICES, SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
 import { buildLlmsTxt } from './llms-txt.js';
 import { buildOpenApi } from './openapi.js';
 
 export interface DocumentContext {
   baseUrl: string;
-  operations: readonly Operation[];
+  operations: readonly RestOperation[];
   documents: readonly DocumentRoute[];
 }
 
@@ -45,7 +45,7 @@ export const PingOutput = z.object({
 });
 
 /** Operations an agent may call (the operator's routes are not advertised in ping). */
-export function agentFacing(operations: readonly Operation[]): Operation[] {
+export function agentFacing(operations: readonly RestOperation[]): RestOperation[] {
   return operations.filter((op) => op.auth !== 'admin');
 }
 

@@ -1,12 +1,12 @@
 /**
  * llms.txt: the API in plain Markdown for language models, generated from the operation table.
  */
-import type { Operation } from '../core/operations.js';
+import type { RestOperation } from '../core/operations.js';
 import { PRICES, SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
 import { AUTH_DESCRIPTION, agentFacing, type DocumentContext } from './discovery.js';
 import { jsonSchema } from './openapi.js';
 
-function fieldLines(op: Operation): string[] {
+function fieldLines(op: RestOperation): string[] {
   const schema = jsonSchema(op.input, 'input');
   const properties = (schema.properties ?? {}) as Record<
     string,

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { type ErrorCode, HTTP_STATUS } from '../core/errors.js';
-import type { Operation } from '../core/operations.js';
+import type { RestOperation } from '../core/operations.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
 import { AUTH_DESCRIPTION, type DocumentContext, type DocumentRoute } from './discovery.js';
 
@@ -40,7 +40,7 @@ function errorResponses(codes: ErrorCode[]): Record<string, unknown> {
   return responses;
 }
 
-function operationObject(op: Operation): Record<string, unknown> {
+function operationObject(op: RestOperation): Record<string, unknown> {
   const input = jsonSchema(op.input, 'input');
   const properties: Record<string, JsonSchema> = {
     ...(op.agentKeyField === 'none' ? {} : { agent_key: AGENT_KEY_SCHEMA }),

@@ -9,7 +9,7 @@ import type { Request, RequestHandler, Router } from 'express';
 import { hashKey } from '../core/accounts.js';
 import type { Core } from '../core/core.js';
 import { AppError } from '../core/errors.js';
-import type { Operation } from '../core/operations.js';
+import type { RestOperation } from '../core/operations.js';
 import { fieldsOf, parseInput } from '../core/validation.js';
 import { bearerToken, requestKey } from './request-key.js';
 
@@ -17,7 +17,7 @@ function sameSecret(a: string, b: string): boolean {
   return timingSafeEqual(Buffer.from(hashKey(a), 'hex'), Buffer.from(hashKey(b), 'hex'));
 }
 
-function requestFields(req: Request, op: Operation): Record<string, unknown> {
+function requestFields(req: Request, op: RestOperation): Record<string, unknown> {
   const source: unknown = op.http.method === 'GET' ? req.query : (req.body ?? {});
   if (typeof source !== 'object' || source === null || Array.isArray(source)) {
     throw new AppError(
@@ -29,7 +29,11 @@ function requestFields(req: Request, op: Operation): Record<string, unknown> {
 }
 
 /** Removes `agent_key` from the fields and checks it against the header key as the operation requires. */
-function takeAgentKey(op: Operation, fields: Record<string, unknown>, key: string): Record<string, unknown> {
+function takeAgentKey(
+  op: RestOperation,
+  fields: Record<string, unknown>,
+  key: string,
+): Record<string, unknown> {
   const { agent_key: agentKey, ...rest } = fields;
   if (agentKey === undefined) {
     if (op.agentKeyField !== 'required') return rest;
@@ -60,7 +64,7 @@ function checkAdmin(req: Request, adminToken: string): void {
   }
 }
 
-function routeHandler(core: Core, op: Operation, adminToken: string | undefined): RequestHandler {
+function routeHandler(core: Core, op: RestOperation, adminToken: string | undefined): RequestHandler {
   const allowed = ['agent_key', ...fieldsOf(op.input)];
   return async (req, res) => {
     res.locals.operation = op.name;
@@ -91,7 +95,7 @@ export function notFoundRoute(req: Request): AppError {
 export function mountOperationRoutes(
   router: Router,
   core: Core,
-  operations: readonly Operation[],
+  operations: readonly RestOperation[],
   adminToken: string | undefined,
 ): void {
   for (const op of operations) {

@@ -3,6 +3,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { restOperations } from '../../src/core/operations.js';
 import { FakeLiveSource } from '../helpers/fake-live-source.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
@@ -77,7 +78,7 @@ describe('discovery documents', () => {
     expect(res.body.openapi).toBe('3.1.0');
     expect(res.body.info.version).toBe('1.0.0');
     expect(res.body.servers).toEqual([{ url: server.url }]);
-    for (const op of server.running.service.operations) {
+    for (const op of restOperations(server.running.service.operations)) {
       const entry = res.body.paths[op.http.path]?.[op.http.method.toLowerCase()];
       expect(entry, `${op.name}`).toBeDefined();
       expect(entry.operationId).toBe(op.name);

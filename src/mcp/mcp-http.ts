@@ -1,0 +1,121 @@
+/**
+ * MCP over Streamable HTTP at /mcp, on the same Express app (and so the same core and ledger) as REST.
+ * Stateful sessions: each initialize gets a transport and an McpServer of its own. The key comes from
+ * X-API-Key or Authorization: Bearer exactly as for REST; discovery works without one. A session belongs
+ * to the first agent whose key used it; another agent's key on it gets 403. Host-header (DNS-rebinding)
+ * protection applies when the server is bound to a loopback address.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { Express, Request, Response } from 'express';
+import { toAppError } from '../core/errors.js';
+import { requestKey } from '../http/request-key.js';
+import { createMcpServer, type McpServerDeps } from './create-mcp-server.js';
+
+export const MCP_PATH = '/mcp';
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  /** The agent that owns the session, once a valid key has used it. */
+  owner: string | undefined;
+}
+
+function rpcError(res: Response, status: number, code: number, message: string, data?: unknown): void {
+  res.status(status).json({ jsonrpc: '2.0', error: { code, message, ...(data ? { data } : {}) }, id: null });
+}
+
+export interface McpHttp {
+  /** Closes every open session. */
+  close(): Promise<void>;
+  sessionCount(): number;
+}
+
+export function mountMcpHttp(app: Express, deps: Omit<McpServerDeps, 'keyOf'>, host: string): McpHttp {
+  const sessions = new Map<string, Session>();
+  if (LOOPBACK.has(host)) app.use(MCP_PATH, hostHeaderValidation(['127.0.0.1', 'localhost', '[::1]']));
+
+  /** The agent behind the request's key, undefined without a valid key; throws when the two headers differ. */
+  async function agentOf(req: Request): Promise<string | undefined> {
+    const key = requestKey(req);
+    if (key === undefined) return undefined;
+    return deps.core.accounts.authenticate(key).then(
+      (account) => account.id,
+      () => undefined,
+    );
+  }
+
+  /** Finds the request's session and checks its owner; answers and returns undefined when it cannot go on. */
+  async function sessionFor(req: Request, res: Response): Promise<Session | undefined> {
+    const id = req.header('mcp-session-id');
+    const session = id ? sessions.get(id) : undefined;
+    if (!session) {
+      rpcError(
+        res,
+        id ? 404 : 400,
+        -32000,
+        id ? 'Unknown or expired session: initialize again.' : 'Missing Mcp-Session-Id header.',
+      );
+      return undefined;
+    }
+    const agent = await agentOf(req);
+    if (agent !== undefined && session.owner !== undefined && agent !== session.owner) {
+      rpcError(res, 403, -32003, 'This session belongs to another agent; initialize a session of your own.');
+      return undefined;
+    }
+    if (agent !== undefined) session.owner ??= agent;
+    return session;
+  }
+
+  const keyOf: McpServerDeps['keyOf'] = (extra) => extra.authInfo?.token;
+
+  app.all(MCP_PATH, async (req, res) => {
+    try {
+      const key = requestKey(req);
+      // The transport hands req.auth to every handler as extra.authInfo.
+      if (key !== undefined)
+        (req as Request & { auth?: AuthInfo }).auth = { token: key, clientId: 'agent-context', scopes: [] };
+    } catch (err) {
+      const error = toAppError(err);
+      rpcError(res, 400, -32600, error.message);
+      return;
+    }
+    if (req.method === 'POST' && req.header('mcp-session-id') === undefined) {
+      if (!isInitializeRequest(req.body)) {
+        rpcError(res, 400, -32000, 'No session: send an initialize request first (without Mcp-Session-Id).');
+        return;
+      }
+      const owner = await agentOf(req);
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          sessions.set(id, { transport, owner });
+        },
+      });
+      transport.onclose = () => {
+        if (transport.sessionId) sessions.delete(transport.sessionId);
+      };
+      await createMcpServer({ ...deps, keyOf }).connect(transport);
+      await transport.handleRequest(req, res, req.body);
+      return;
+    }
+    if (!['GET', 'POST', 'DELETE'].includes(req.method)) {
+      res.set('Allow', 'GET, POST, DELETE');
+      rpcError(res, 405, -32000, `${req.method} is not allowed on ${MCP_PATH}; use POST, GET or DELETE.`);
+      return;
+    }
+    const session = await sessionFor(req, res);
+    if (session) await session.transport.handleRequest(req, res, req.body);
+  });
+
+  return {
+    sessionCount: () => sessions.size,
+    close: async () => {
+      await Promise.all([...sessions.values()].map((s) => s.transport.close()));
+      sessions.clear();
+    },
+  };
+}

@@ -1,0 +1,54 @@
+/**
+ * `agent-context mcp`: the MCP server over stdio for desktop clients. stdout carries only the protocol;
+ * logs go to stderr. The key is AC_API_KEY, or the local agent's. It exits cleanly, store flushed, when
+ * stdin closes or on SIGTERM/SIGINT.
+ */
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { openService } from '../app.js';
+import type { Config } from '../config.js';
+import { DataDirLockedError } from '../store/data-dir-lock.js';
+import { createMcpServer } from './create-mcp-server.js';
+import { localAgentKey } from './local-agent.js';
+import { MCP_PATH } from './mcp-http.js';
+
+export async function runStdioServer(config: Readonly<Config>): Promise<void> {
+  const service = await openService(config, { command: 'mcp' }).catch((err) => {
+    if (!(err instanceof DataDirLockedError) || !err.holder.url) throw err;
+    throw new DataDirLockedError(
+      err.dataDir,
+      err.holder,
+      `or attach your MCP client to the running server instead: Streamable HTTP at ${err.holder.url}${MCP_PATH} ` +
+        'with the header "X-API-Key: <key>" (see the agent-context-http entry of mcp.json).',
+    );
+  });
+  const key = config.apiKey ?? (await localAgentKey(service.core, config.dataDir));
+  if (config.apiKey) {
+    await service.core.accounts.authenticate(config.apiKey).catch(() => {
+      service.logger.warn('AC_API_KEY is not a known key here; tool calls will fail until it is fixed');
+    });
+  }
+  const server = createMcpServer({ ...service, keyOf: () => key });
+  const transport = new StdioServerTransport();
+
+  let closing: Promise<void> | undefined;
+  const shutdown = (reason: string) => {
+    closing ??= (async () => {
+      service.logger.info({ reason }, 'MCP stdio server stopping');
+      await server.close().catch(() => undefined);
+      await service.close();
+      process.exit(0);
+    })();
+    return closing;
+  };
+  process.stdin.on('end', () => void shutdown('stdin closed'));
+  process.stdin.on('close', () => void shutdown('stdin closed'));
+  process.stdout.on('error', () => void shutdown('stdout closed')); // the client went away (EPIPE)
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  await server.connect(transport);
+  service.logger.info(
+    { dataDir: config.dataDir, localAgent: config.apiKey === undefined },
+    'MCP stdio server ready',
+  );
+}
