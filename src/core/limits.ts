@@ -6,6 +6,7 @@ export interface Limits {
   memoryKeyMaxChars: number;
   memoryValueMaxBytes: number;
   metadataMaxBytes: number;
+  metadataMaxDepth: number;
   memoriesPerAgent: number;
   queryMaxChars: number;
   cacheMinutesMax: number;
@@ -21,6 +22,7 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   memoryKeyMaxChars: 256,
   memoryValueMaxBytes: 64 * 1024,
   metadataMaxBytes: 8 * 1024,
+  metadataMaxDepth: 32,
   memoriesPerAgent: 10_000,
   queryMaxChars: 500,
   cacheMinutesMax: 1440,

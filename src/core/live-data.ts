@@ -1,7 +1,9 @@
 /**
  * Live data with a cache whose freshness the caller chooses. The cache is shared by all agents and keyed
  * by query type and normalised query. A cached result no older than `cache_minutes` is free; otherwise
- * the upstream is asked and, only once it has answered with valid data, 2 cents are debited.
+ * the upstream is asked and, only once it has answered with valid data, 2 cents are debited. While a fetch
+ * is under way its price is reserved (in memory, not in the ledger), so parallel requests cannot start
+ * more fetches than the balance pays for; a result enters the cache only after its debit has committed.
  */
 import type { Clock } from './clock.js';
 import { debit, insufficientCredits, loadAccount } from './ledger.js';
@@ -21,6 +23,14 @@ export function cacheKey(type: QueryType, normalizedQuery: string): string {
 }
 
 export function createLiveData(store: StorePort, cache: LiveCache, source: LiveDataSource, clock: Clock) {
+  /** Cents held for fetches in flight, per agent. */
+  const reserved = new Map<string, number>();
+  const release = (agentId: string, cents: number) => {
+    const left = (reserved.get(agentId) ?? 0) - cents;
+    if (left > 0) reserved.set(agentId, left);
+    else reserved.delete(agentId);
+  };
+
   function view(
     result: CachedLiveResult,
     fromCache: boolean,
@@ -57,20 +67,29 @@ export function createLiveData(store: StorePort, cache: LiveCache, source: LiveD
       }
     }
 
-    // Refuse before calling the upstream when the agent cannot pay; the debit below checks again.
+    // Refuse before calling the upstream when the agent cannot pay for this fetch on top of those in
+    // flight. Check and reservation happen with no await between them; the debit checks again.
     const price = PRICES.liveDataFresh;
     const balance = await balanceOf(agentId);
-    if (balance < price) throw insufficientCredits(price, balance);
-
-    const fresh = await source.fetch(input.query_type, query);
-    const result: CachedLiveResult = { ...fresh, fetchedAt: clock.now().toISOString() };
-    cache.set(key, result);
-
-    const charge = { cents: price, operation: 'data' as const, ref: { queryType: input.query_type, query } };
-    const account = await store.transact(async (tx) =>
-      debit(tx, await loadAccount(tx, agentId), charge, clock),
-    );
-    return view(result, false, price, account.balanceCents);
+    const available = balance - (reserved.get(agentId) ?? 0);
+    if (available < price) throw insufficientCredits(price, Math.max(0, available));
+    reserved.set(agentId, (reserved.get(agentId) ?? 0) + price);
+    try {
+      const fresh = await source.fetch(input.query_type, query);
+      const result: CachedLiveResult = { ...fresh, fetchedAt: clock.now().toISOString() };
+      const charge = {
+        cents: price,
+        operation: 'data' as const,
+        ref: { queryType: input.query_type, query },
+      };
+      const account = await store.transact(async (tx) =>
+        debit(tx, await loadAccount(tx, agentId), charge, clock),
+      );
+      cache.set(key, result);
+      return view(result, false, price, account.balanceCents);
+    } finally {
+      release(agentId, price);
+    }
   }
 
   return { fetchData };

@@ -83,7 +83,7 @@ export function createOperations(schemas: Schemas): readonly Operation[] {
       auth: 'none',
       agentKeyField: 'none',
       cost: { cents: 0 },
-      summary: 'Create an account and get an API key with 50 cents of starter credit.',
+      summary: `Create an account and get an API key with ${PRICES.starterCredit} cents of starter credit.`,
       description:
         'Registers a new agent account for an e-mail address and returns its API key (shown only once: keep it) ' +
         `with ${PRICES.starterCredit} cents of starter credit. Free, no authentication. ` +

@@ -16,6 +16,18 @@ function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** Whether a JSON value nests at most `max` levels deep, checked without recursion. */
+function depthWithin(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop() as [unknown, number];
+    if (typeof current !== 'object' || current === null) continue;
+    if (depth > max) return false;
+    for (const child of Object.values(current)) stack.push([child, depth + 1]);
+  }
+  return true;
+}
+
 export function createSchemas(limits: Limits) {
   const MemoryKey = z
     .string()
@@ -39,7 +51,11 @@ export function createSchemas(limits: Limits) {
   /** Any JSON object, kept exactly as sent: keys such as `__proto__` are ordinary keys. */
   const Metadata = z
     .unknown()
-    .refine(isJsonObject, 'metadata must be a JSON object')
+    .refine(isJsonObject, { message: 'metadata must be a JSON object', abort: true })
+    .refine((value) => depthWithin(value, limits.metadataMaxDepth), {
+      message: `metadata must not nest deeper than ${limits.metadataMaxDepth} levels`,
+      abort: true,
+    })
     .refine(
       (value) => Buffer.byteLength(JSON.stringify(value), 'utf8') <= limits.metadataMaxBytes,
       `metadata must be at most ${limits.metadataMaxBytes} bytes when serialised as JSON`,
@@ -156,6 +172,10 @@ export function createSchemas(limits: Limits) {
         .trim()
         .min(1, 'query must not be empty')
         .max(limits.queryMaxChars, `query must be at most ${limits.queryMaxChars} characters`)
+        .refine(
+          (query) => query.normalize('NFKC').length <= limits.queryMaxChars,
+          `query must be at most ${limits.queryMaxChars} characters once normalised (NFKC)`,
+        )
         .describe('Search term (news, search), city name (weather) or asset name (price).'),
       cache_minutes: z
         .int('cache_minutes must be an integer')

@@ -50,7 +50,7 @@ function methodsByPath(
   for (const op of operations) {
     if (op.auth === 'admin' && adminToken === undefined) continue;
     const methods = map.get(op.http.path) ?? [];
-    methods.push(...(op.http.method === 'GET' ? ['GET', 'HEAD'] : [op.http.method]));
+    methods.push(op.http.method);
     map.set(op.http.path, methods);
   }
   return map;
@@ -65,6 +65,15 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.use(requireJsonBody);
   app.use(express.json({ limit: options.bodyMaxBytes, strict: true, type: JSON_TYPES }));
 
+  const allowed = methodsByPath(operations, options.adminToken);
+  for (const [path, methods] of allowed) {
+    app.options(path, (_req, res) => {
+      res
+        .set('Allow', ['OPTIONS', ...methods].join(', '))
+        .status(204)
+        .end();
+    });
+  }
   for (const doc of DOCUMENTS) {
     app.get(doc.path, (req, res) => {
       res.locals.operation = doc.name;
@@ -81,7 +90,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   mountOperationRoutes(router, core, operations, options.adminToken);
   app.use(router);
 
-  for (const [path, methods] of methodsByPath(operations, options.adminToken)) {
+  for (const [path, methods] of allowed) {
     app.all(path, (req) => {
       throw new AppError(
         'method_not_allowed',

@@ -102,7 +102,7 @@ export const DOCUMENTS: readonly DocumentRoute[] = [
       description_for_model:
         'Store and recall named text memories across sessions, and fetch live news, web search results, ' +
         'current weather and asset prices. Pay per call in cents from a prepaid balance; register for a key ' +
-        'with 50 cents of starter credit. Read /api/ac/llms.txt for the operations.',
+        `with ${PRICES.starterCredit} cents of starter credit. Read /api/ac/llms.txt for the operations.`,
       auth: { type: 'user_http', authorization_type: 'bearer' },
       api: { type: 'openapi', url: `${baseUrl}/api/ac/openapi.json`, is_user_authenticated: false },
       version: SERVICE_VERSION,

@@ -21,7 +21,7 @@ export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchem
 
 const AGENT_KEY_SCHEMA = { type: 'string', description: 'Your API key: the same key as in the header.' };
 
-const GENERIC_ERRORS: ErrorCode[] = ['invalid_input', 'internal'];
+const GENERIC_ERRORS: ErrorCode[] = ['invalid_input', 'method_not_allowed', 'internal'];
 const BODY_ERRORS: ErrorCode[] = ['invalid_json', 'payload_too_large', 'unsupported_media_type'];
 
 function errorResponses(codes: ErrorCode[]): Record<string, unknown> {

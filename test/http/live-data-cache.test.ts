@@ -104,6 +104,24 @@ describe('live data cache and charging', () => {
     expect(retry.body).toMatchObject({ from_cache: false, cost_cents: 2 });
   });
 
+  it('parallel fresh fetches never outrun the balance, and unpaid results are not cached', async () => {
+    const agent = await server.register();
+    for (let i = 0; i < 24; i++)
+      await data(agent, { query_type: 'news', query: `spend ${i}`, cache_minutes: 0 });
+    // 2 cents left: ten parallel fetches of different queries may start one upstream call only.
+    const before = live.calls.length;
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => data(agent, { query_type: 'news', query: `race ${i}` })),
+    );
+    expect(results.filter((r) => r.status === 200)).toHaveLength(1);
+    expect(results.filter((r) => r.status === 402)).toHaveLength(9);
+    expect(live.calls.length).toBe(before + 1);
+    const again = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => data(agent, { query_type: 'news', query: `race ${i}` })),
+    );
+    expect(again.filter((r) => r.status === 200 && r.body.from_cache)).toHaveLength(1);
+  });
+
   it('records each fresh fetch in the ledger with its query', async () => {
     const res = await server.request('GET', '/api/ac/account/transactions', { key: bob });
     const dataEntries = res.body.transactions.filter((t: { operation: string }) => t.operation === 'data');

@@ -54,7 +54,7 @@ export async function openInProcess(
 }
 
 /** The JSON body in a tool result's text content. */
-export function textJson(result: { content?: unknown }): any {
-  const content = result.content as { type: string; text: string }[];
+export function textJson(result: unknown): any {
+  const content = (result as { content: { type: string; text: string }[] }).content;
   return JSON.parse(content[0]?.text ?? 'null');
 }

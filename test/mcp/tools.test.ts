@@ -177,9 +177,11 @@ describe('MCP tools', () => {
     const { resources } = await c.listResources();
     expect(resources.map((r) => r.uri)).toEqual(['ac://account', 'ac://memory/notes%2Ftoday']);
     const account = await c.readResource({ uri: 'ac://account' });
-    expect(JSON.parse(account.contents[0]?.text as string)).toMatchObject({ credit_balance_cents: 49 });
+    expect(JSON.parse((account.contents[0] as { text: string }).text)).toMatchObject({
+      credit_balance_cents: 49,
+    });
     const memory = await c.readResource({ uri: 'ac://memory/notes%2Ftoday' });
-    expect(JSON.parse(memory.contents[0]?.text as string)).toMatchObject({
+    expect(JSON.parse((memory.contents[0] as { text: string }).text)).toMatchObject({
       memory: { memory_key: 'notes/today', memory_value: 'hello' },
       cost_cents: 1,
       credit_balance_cents: 48,

@@ -197,3 +197,32 @@ for (const adapter of adapters) {
     });
   });
 }
+
+describe('StateStore when saving fails', () => {
+  it('keeps memory as it was and never shows unsaved writes to readers', async () => {
+    const { StateStore } = await import('../../src/store/state-store.js');
+    const { StoreState } = await import('../../src/store/store-state.js');
+    let fail = false;
+    let seenDuringSave: number | undefined;
+    let store: StorePort;
+    const persistence = {
+      persist: async () => {
+        seenDuringSave = (await store.read((r) => r.getAccount('a')))?.balanceCents;
+        if (fail) throw new Error('disk gone');
+      },
+      close: async () => {},
+    };
+    store = new StateStore(new StoreState(), persistence);
+    await store.transact(async (tx) => tx.putAccount(account('a', 50)));
+    expect(seenDuringSave).toBeUndefined(); // the insert was not visible before it was saved
+    fail = true;
+    await expect(store.transact(async (tx) => tx.putAccount(account('a', 0)))).rejects.toThrow(
+      /could not save/,
+    );
+    expect(seenDuringSave).toBe(50);
+    expect((await store.read((r) => r.getAccount('a')))?.balanceCents).toBe(50);
+    fail = false;
+    await store.transact(async (tx) => tx.putMemory(memory('a', 'k')));
+    expect((await store.read((r) => r.getAccount('a')))?.balanceCents).toBe(50);
+  });
+});
