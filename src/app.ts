@@ -10,6 +10,7 @@ import type { Clock } from './core/clock.js';
 import { type Core, createCore } from './core/core.js';
 import type { LiveDataSource } from './core/live-port.js';
 import { createOperations, type Operation } from './core/operations.js';
+import { answerClientErrorsWithJson } from './http/client-error.js';
 import { createHttpApp } from './http/create-http-app.js';
 import { createLiveDataSource } from './live/live-data-source.js';
 import { createLogger, type Logger } from './logger.js';
@@ -93,6 +94,7 @@ export async function startServer(config: Readonly<Config>, options: ServiceOpti
     await service.close();
     throw err;
   }
+  answerClientErrorsWithJson(server);
   const { port } = server.address() as AddressInfo;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;

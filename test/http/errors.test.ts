@@ -447,6 +447,28 @@ describe('error responses', () => {
     expect((await server.request('GET', '/api/ac/ping')).status).toBe(200);
   });
 
+  it('requests the HTTP parser rejects still get JSON: bad header 400, huge headers 431', async () => {
+    const { port } = new URL(server.url);
+    const raw = async (head: string) => {
+      const net = await import('node:net');
+      return new Promise<string>((resolve, reject) => {
+        const socket = net.connect(Number(port), '127.0.0.1', () => socket.write(head));
+        let data = '';
+        socket.on('data', (d) => {
+          data += d;
+        });
+        socket.on('end', () => resolve(data));
+        socket.on('error', reject);
+      });
+    };
+    const bad = await raw('POST /api/ac/memory HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n');
+    expect(bad).toMatch(/^HTTP\/1.1 400/);
+    expect(JSON.parse(bad.split('\r\n\r\n')[1] as string).code).toBe('invalid_input');
+    const huge = await raw(`GET /api/ac/ping HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(huge).toMatch(/^HTTP\/1.1 431/);
+    expect((await server.request('GET', '/api/ac/ping')).status).toBe(200);
+  });
+
   it('X-API-Key and Bearer carrying different keys is a 400', async () => {
     const res = await server.request('GET', '/api/ac/account', { key, bearer: 'ac_other' });
     expectError(res, 400, 'invalid_input', /different keys/);
