@@ -64,7 +64,10 @@ describe('MCP over stdio', () => {
 
   it('without AC_API_KEY uses a local agent created once, its key kept in DATA_DIR and never printed', async () => {
     const first = await connectStdio({ DATA_DIR: dataDir });
-    const stored = await first.client.callTool({ name: 'memory_store', arguments: { memory_key: 'hello', memory_value: 'world' } });
+    const stored = await first.client.callTool({
+      name: 'memory_store',
+      arguments: { memory_key: 'hello', memory_value: 'world' },
+    });
     expect(stored.structuredContent).toMatchObject({ success: true, credit_balance_cents: 49 });
     const pid = first.transport.pid as number;
     await first.client.close();
@@ -77,7 +80,10 @@ describe('MCP over stdio', () => {
 
     const second = await connectStdio({ DATA_DIR: dataDir });
     const got = await second.client.callTool({ name: 'memory_retrieve', arguments: { memory_key: 'hello' } });
-    expect(got.structuredContent).toMatchObject({ memory: { memory_value: 'world' }, credit_balance_cents: 48 });
+    expect(got.structuredContent).toMatchObject({
+      memory: { memory_value: 'world' },
+      credit_balance_cents: 48,
+    });
     await second.client.close();
     await exited(second.transport.pid as number);
   });
@@ -97,7 +103,10 @@ describe('MCP over stdio', () => {
 
     const server = await startTestServer({ dataDir, live: new FakeLiveSource() });
     try {
-      const res = await server.request('GET', '/api/ac/memory', { key, query: { agent_key: key, memory_key: 'k' } });
+      const res = await server.request('GET', '/api/ac/memory', {
+        key,
+        query: { agent_key: key, memory_key: 'k' },
+      });
       expect(res.body).toMatchObject({ memory: { memory_value: 'v' }, credit_balance_cents: 48 });
     } finally {
       await server.stop();
@@ -108,7 +117,10 @@ describe('MCP over stdio', () => {
     const server = await startTestServer({ dataDir, live: new FakeLiveSource() });
     try {
       const entry = await mcpJsonEntry();
-      const child = spawn(process.execPath, entry.args, { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir } });
+      const child = spawn(process.execPath, entry.args, {
+        cwd: ROOT,
+        env: { ...process.env, DATA_DIR: dataDir },
+      });
       let stderr = '';
       child.stderr.on('data', (d) => {
         stderr += d;
@@ -126,7 +138,10 @@ describe('MCP over stdio', () => {
     const entry = await mcpJsonEntry();
     const run = (signal?: NodeJS.Signals) =>
       new Promise<{ code: number | null; stdout: string }>((resolve) => {
-        const child = spawn(process.execPath, entry.args, { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir } });
+        const child = spawn(process.execPath, entry.args, {
+          cwd: ROOT,
+          env: { ...process.env, DATA_DIR: dataDir },
+        });
         let stdout = '';
         child.stdout.on('data', (d) => {
           stdout += d;
