@@ -82,7 +82,10 @@ export async function startServer(config: Readonly<Config>, options: ServiceOpti
     publicUrl: config.publicUrl,
     adminToken: config.adminToken,
     extraRoutes: (express) => {
-      mcp = mountMcpHttp(express, service, config.host);
+      mcp = mountMcpHttp(express, service, {
+        host: config.host,
+        idleMs: config.mcpSessionIdleSeconds * 1000,
+      });
     },
   });
   let server: Server;

@@ -28,6 +28,7 @@ const EnvSchema = z.object({
   AC_ADMIN_TOKEN: Optional.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   AC_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   AC_BODY_MAX_BYTES: PositiveInt.default(256 * 1024),
+  AC_MCP_SESSION_IDLE_SECONDS: PositiveInt.default(1800),
   AC_UPSTREAM_TIMEOUT_MS: PositiveInt.default(8000),
   AC_COINGECKO_API_KEY: Optional,
   AC_OPEN_METEO_GEOCODING_URL: BaseUrl.default(DEFAULT_UPSTREAM_URLS.openMeteoGeocoding),
@@ -62,6 +63,8 @@ export interface Config {
   adminToken: string | undefined;
   logLevel: string;
   bodyMaxBytes: number;
+  /** An MCP HTTP session unused this long is closed. */
+  mcpSessionIdleSeconds: number;
   limits: Limits;
   live: LiveConfig;
 }
@@ -94,6 +97,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
     adminToken: e.AC_ADMIN_TOKEN,
     logLevel: e.AC_LOG_LEVEL,
     bodyMaxBytes: e.AC_BODY_MAX_BYTES,
+    mcpSessionIdleSeconds: e.AC_MCP_SESSION_IDLE_SECONDS,
     limits: Object.freeze({
       ...DEFAULT_LIMITS,
       memoryKeyMaxChars: e.AC_MEMORY_KEY_MAX_CHARS,

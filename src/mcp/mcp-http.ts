@@ -3,7 +3,8 @@
  * Stateful sessions: each initialize gets a transport and an McpServer of its own. The key comes from
  * X-API-Key or Authorization: Bearer exactly as for REST; discovery works without one. A session belongs
  * to the first agent whose key used it; another agent's key on it gets 403. Host-header (DNS-rebinding)
- * protection applies when the server is bound to a loopback address.
+ * protection applies when the server is bound to a loopback address. A session unused for `idleMs` is
+ * closed, so abandoned clients do not hold memory forever.
  */
 import { randomUUID } from 'node:crypto';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
@@ -22,6 +23,7 @@ interface Session {
   transport: StreamableHTTPServerTransport;
   /** The agent that owns the session, once a valid key has used it. */
   owner: string | undefined;
+  lastSeen: number;
 }
 
 function rpcError(res: Response, status: number, code: number, message: string, data?: unknown): void {
@@ -34,8 +36,28 @@ export interface McpHttp {
   sessionCount(): number;
 }
 
-export function mountMcpHttp(app: Express, deps: Omit<McpServerDeps, 'keyOf'>, host: string): McpHttp {
+export interface McpHttpOptions {
+  /** The address the server listens on: loopback turns on Host-header checks. */
+  host: string;
+  /** Close a session unused for this long. */
+  idleMs: number;
+}
+
+export function mountMcpHttp(
+  app: Express,
+  deps: Omit<McpServerDeps, 'keyOf'>,
+  options: McpHttpOptions,
+): McpHttp {
+  const { host, idleMs } = options;
   const sessions = new Map<string, Session>();
+  const sweep = setInterval(
+    () => {
+      const cutoff = Date.now() - idleMs;
+      for (const session of sessions.values()) if (session.lastSeen < cutoff) void session.transport.close();
+    },
+    Math.max(250, Math.min(idleMs / 2, 60_000)),
+  );
+  sweep.unref();
   if (LOOPBACK.has(host)) app.use(MCP_PATH, hostHeaderValidation(['127.0.0.1', 'localhost', '[::1]']));
 
   /** The agent behind the request's key, undefined without a valid key; throws when the two headers differ. */
@@ -67,6 +89,7 @@ export function mountMcpHttp(app: Express, deps: Omit<McpServerDeps, 'keyOf'>, h
       return undefined;
     }
     if (agent !== undefined) session.owner ??= agent;
+    session.lastSeen = Date.now();
     return session;
   }
 
@@ -92,7 +115,7 @@ export function mountMcpHttp(app: Express, deps: Omit<McpServerDeps, 'keyOf'>, h
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
-          sessions.set(id, { transport, owner });
+          sessions.set(id, { transport, owner, lastSeen: Date.now() });
         },
       });
       transport.onclose = () => {
@@ -114,6 +137,7 @@ export function mountMcpHttp(app: Express, deps: Omit<McpServerDeps, 'keyOf'>, h
   return {
     sessionCount: () => sessions.size,
     close: async () => {
+      clearInterval(sweep);
       await Promise.all([...sessions.values()].map((s) => s.transport.close()));
       sessions.clear();
     },

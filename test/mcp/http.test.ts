@@ -175,6 +175,34 @@ describe('MCP over Streamable HTTP', () => {
     expect(status).toBe(403);
   });
 
+  it('closes a session left idle longer than AC_MCP_SESSION_IDLE_SECONDS', async () => {
+    const short = await startTestServer({
+      env: { AC_MCP_SESSION_IDLE_SECONDS: '1' },
+      live: new FakeLiveSource(),
+    });
+    try {
+      const transport = new StreamableHTTPClientTransport(new URL(`${short.url}/mcp`));
+      const client = new Client({ name: 'idle', version: '1.0.0' });
+      await client.connect(transport);
+      const sessionId = transport.sessionId as string;
+      await new Promise((r) => setTimeout(r, 2200));
+      const res = await fetch(`${short.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-session-id': sessionId,
+          'mcp-protocol-version': '2025-06-18',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'ping' }),
+      });
+      expect(res.status).toBe(404);
+      await client.close();
+    } finally {
+      await short.close();
+    }
+  });
+
   it('ends a session on DELETE', async () => {
     const key = await server.register();
     const { client, transport } = await connect({ 'X-API-Key': key });
