@@ -16,6 +16,35 @@ const Optional = z
   .optional()
   .transform((value) => (value === '' ? undefined : value));
 
+/** The environment variable that overrides each upstream's base URL. */
+export const UPSTREAM_URL_VARIABLES = {
+  openMeteoGeocoding: 'AC_OPEN_METEO_GEOCODING_URL',
+  openMeteoForecast: 'AC_OPEN_METEO_FORECAST_URL',
+  coingecko: 'AC_COINGECKO_URL',
+  frankfurter: 'AC_FRANKFURTER_URL',
+  hnAlgolia: 'AC_HN_ALGOLIA_URL',
+  duckduckgo: 'AC_DUCKDUCKGO_URL',
+  wikipedia: 'AC_WIKIPEDIA_URL',
+  wttr: 'AC_WTTR_URL',
+  coinbase: 'AC_COINBASE_URL',
+  kraken: 'AC_KRAKEN_URL',
+  goldApi: 'AC_GOLD_API_URL',
+  googleNews: 'AC_GOOGLE_NEWS_URL',
+  gdelt: 'AC_GDELT_URL',
+  brave: 'AC_BRAVE_URL',
+  finnhub: 'AC_FINNHUB_URL',
+} as const satisfies Record<keyof typeof DEFAULT_UPSTREAM_URLS, string>;
+
+type UpstreamKey = keyof typeof UPSTREAM_URL_VARIABLES;
+
+function upstreamUrlVariables() {
+  const shape: Record<string, z.ZodDefault<typeof BaseUrl>> = {};
+  for (const [key, name] of Object.entries(UPSTREAM_URL_VARIABLES)) {
+    shape[name] = BaseUrl.default(DEFAULT_UPSTREAM_URLS[key as UpstreamKey]);
+  }
+  return shape as Record<(typeof UPSTREAM_URL_VARIABLES)[UpstreamKey], z.ZodDefault<typeof BaseUrl>>;
+}
+
 const EnvSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: Port.default(8787),
@@ -31,13 +60,10 @@ const EnvSchema = z.object({
   AC_MCP_SESSION_IDLE_SECONDS: PositiveInt.default(1800),
   AC_UPSTREAM_TIMEOUT_MS: PositiveInt.default(8000),
   AC_COINGECKO_API_KEY: Optional,
-  AC_OPEN_METEO_GEOCODING_URL: BaseUrl.default(DEFAULT_UPSTREAM_URLS.openMeteoGeocoding),
-  AC_OPEN_METEO_FORECAST_URL: BaseUrl.default(DEFAULT_UPSTREAM_URLS.openMeteoForecast),
-  AC_COINGECKO_URL: BaseUrl.default(DEFAULT_UPSTREAM_URLS.coingecko),
-  AC_FRANKFURTER_URL: BaseUrl.default(DEFAULT_UPSTREAM_URLS.frankfurter),
-  AC_HN_ALGOLIA_URL: BaseUrl.default(DEFAULT_UPSTREAM_URLS.hnAlgolia),
-  AC_DUCKDUCKGO_URL: BaseUrl.default(DEFAULT_UPSTREAM_URLS.duckduckgo),
-  AC_WIKIPEDIA_URL: BaseUrl.default(DEFAULT_UPSTREAM_URLS.wikipedia),
+  AC_BRAVE_API_KEY: Optional,
+  AC_FINNHUB_API_KEY: Optional,
+  AC_SEARXNG_URL: BaseUrl.optional(),
+  ...upstreamUrlVariables(),
   AC_MEMORY_KEY_MAX_CHARS: PositiveInt.default(DEFAULT_LIMITS.memoryKeyMaxChars),
   AC_MEMORY_VALUE_MAX_BYTES: PositiveInt.default(DEFAULT_LIMITS.memoryValueMaxBytes),
   AC_METADATA_MAX_BYTES: PositiveInt.default(DEFAULT_LIMITS.metadataMaxBytes),
@@ -110,15 +136,14 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
       userAgent: 'agent-context/1.0 (+https://github.com/agent-context/agent-context)',
       timeoutMs: e.AC_UPSTREAM_TIMEOUT_MS,
       urls: {
-        openMeteoGeocoding: e.AC_OPEN_METEO_GEOCODING_URL,
-        openMeteoForecast: e.AC_OPEN_METEO_FORECAST_URL,
-        coingecko: e.AC_COINGECKO_URL,
-        frankfurter: e.AC_FRANKFURTER_URL,
-        hnAlgolia: e.AC_HN_ALGOLIA_URL,
-        duckduckgo: e.AC_DUCKDUCKGO_URL,
-        wikipedia: e.AC_WIKIPEDIA_URL,
+        ...(Object.fromEntries(
+          Object.entries(UPSTREAM_URL_VARIABLES).map(([key, name]) => [key, e[name]]),
+        ) as Record<UpstreamKey, string>),
+        ...(e.AC_SEARXNG_URL === undefined ? {} : { searxng: e.AC_SEARXNG_URL }),
       },
       ...(e.AC_COINGECKO_API_KEY === undefined ? {} : { coingeckoApiKey: e.AC_COINGECKO_API_KEY }),
+      ...(e.AC_BRAVE_API_KEY === undefined ? {} : { braveApiKey: e.AC_BRAVE_API_KEY }),
+      ...(e.AC_FINNHUB_API_KEY === undefined ? {} : { finnhubApiKey: e.AC_FINNHUB_API_KEY }),
     }),
   });
 }

@@ -16,7 +16,11 @@ import { parsePriceQuery } from './price-query.js';
 import { searchWikipedia, WIKIPEDIA } from './wikipedia.js';
 
 export function createLiveDataSource(config: LiveConfig): LiveDataSource {
-  const http = createHttpClient({ userAgent: config.userAgent, timeoutMs: config.timeoutMs });
+  const http = createHttpClient({
+    userAgent: config.userAgent,
+    timeoutMs: config.timeoutMs,
+    ...config.retry,
+  });
   return {
     async fetch(type: QueryType, query: string): Promise<LiveResult> {
       switch (type) {

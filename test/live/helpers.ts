@@ -11,6 +11,7 @@ export function liveConfig(urls: Partial<LiveConfig['urls']>, extra: Partial<Liv
   return {
     userAgent: USER_AGENT,
     timeoutMs: 2000,
+    retry: { backoffBaseMs: 1, backoffMaxMs: 5 },
     urls: {
       openMeteoGeocoding: unused,
       openMeteoForecast: unused,
@@ -19,6 +20,14 @@ export function liveConfig(urls: Partial<LiveConfig['urls']>, extra: Partial<Liv
       hnAlgolia: unused,
       duckduckgo: unused,
       wikipedia: unused,
+      wttr: unused,
+      coinbase: unused,
+      kraken: unused,
+      goldApi: unused,
+      googleNews: unused,
+      gdelt: unused,
+      brave: unused,
+      finnhub: unused,
       ...urls,
     },
     ...extra,
