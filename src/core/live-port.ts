@@ -11,6 +11,11 @@ export interface LiveResult {
   source: string;
   /** The upstream's own timestamp of the data, ISO 8601 UTC, when it gives one. */
   asOf?: string;
+  /**
+   * Seconds during which fetching again cannot give newer data (e.g. daily FX rates). The cache serves
+   * the result that long even to a request that asked for fresher data, and says so.
+   */
+  refreshFloorS?: number;
 }
 
 /**

@@ -195,6 +195,14 @@ export function createSchemas(limits: Limits) {
       source: z.string().describe('The upstream that answered.'),
       as_of: Timestamp.optional().describe("The upstream's own timestamp of the data, when it gives one."),
       cache_age_s: z.int().describe('Seconds since the result was fetched (0 when fresh).'),
+      stale: z
+        .literal(true)
+        .optional()
+        .describe('Present when every upstream failed and an older cached result was served instead (free).'),
+      freshness_note: z
+        .string()
+        .optional()
+        .describe('Present when the cache was used although cache_minutes asked for fresher data, and why.'),
     }),
 
     AccountInput: z.strictObject({}),

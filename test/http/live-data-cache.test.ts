@@ -1,5 +1,6 @@
 /** POST /api/ac/data: the shared cache, its ages, cache_minutes 0, and charging only for delivered fresh data. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AppError } from '../../src/core/errors.js';
 import { FakeLiveSource } from '../helpers/fake-live-source.js';
 import { ManualClock, startTestServer, type TestServer } from '../helpers/test-server.js';
 
@@ -120,6 +121,91 @@ describe('live data cache and charging', () => {
       Array.from({ length: 10 }, (_, i) => data(agent, { query_type: 'news', query: `race ${i}` })),
     );
     expect(again.filter((r) => r.status === 200 && r.body.from_cache)).toHaveLength(1);
+  });
+
+  it('single-flight: concurrent identical requests make one upstream call and one charge', async () => {
+    const agents = await Promise.all([server.register(), server.register(), server.register()]);
+    let open: (() => void) | undefined;
+    live.next = (_type, query) =>
+      new Promise((resolve) => {
+        open = () => resolve({ data: { echo: query }, source: 'fake' });
+      });
+    const before = live.calls.length;
+    const pending = [
+      data(agents[0] as string, { query_type: 'search', query: 'flight' }),
+      data(agents[1] as string, { query_type: 'search', query: 'Flight' }),
+      data(agents[2] as string, { query_type: 'search', query: ' flight ', cache_minutes: 0 }),
+      data(agents[0] as string, { query_type: 'search', query: 'FLIGHT' }),
+    ];
+    while (!open) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 50)); // let every request reach the server
+    open();
+    const results = await Promise.all(pending);
+    live.next = undefined;
+    expect(live.calls.length).toBe(before + 1);
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(results.filter((r) => r.body.cost_cents === 2)).toHaveLength(1);
+    expect(results.filter((r) => r.body.from_cache === true && r.body.cost_cents === 0)).toHaveLength(3);
+    const balances = await Promise.all(
+      agents.map(
+        async (k) => (await server.request('GET', '/api/ac/account', { key: k })).body.credit_balance_cents,
+      ),
+    );
+    expect(balances.reduce((a, b) => a + b, 0)).toBe(150 - 2);
+  });
+
+  it('single-flight: a failed fetch fails every waiter, free', async () => {
+    const agents = await Promise.all([server.register(), server.register()]);
+    let fail: (() => void) | undefined;
+    live.next = () =>
+      new Promise((_resolve, reject) => {
+        fail = () => reject(new AppError('upstream_failed', 'fake outage'));
+      });
+    const pending = agents.map((k) => data(k, { query_type: 'search', query: 'doomed' }));
+    while (!fail) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 50));
+    fail();
+    const results = await Promise.all(pending);
+    live.next = undefined;
+    expect(results.map((r) => r.status)).toEqual([502, 502]);
+    for (const k of agents) {
+      expect((await server.request('GET', '/api/ac/account', { key: k })).body.credit_balance_cents).toBe(50);
+    }
+  });
+
+  it('stale-if-error: with every upstream down, an older cached result is served free, marked stale', async () => {
+    const agent = await server.register();
+    await data(agent, { query_type: 'weather', query: 'Oslo' });
+    clock.advance(20 * 60_000);
+    live.failWith('upstream_timeout');
+    const res = await data(agent, { query_type: 'weather', query: 'oslo' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      from_cache: true,
+      stale: true,
+      cost_cents: 0,
+      cache_age_s: 1200,
+      credit_balance_cents: 48,
+    });
+    live.failWith('not_found');
+    expect((await data(agent, { query_type: 'weather', query: 'oslo' })).status).toBe(404);
+    live.failWith('upstream_failed');
+    expect((await data(agent, { query_type: 'weather', query: 'nowhere cached' })).status).toBe(502);
+    live.next = undefined;
+  });
+
+  it('a result that cannot be fresher (daily rates) is served from cache within its floor, saying so', async () => {
+    const agent = await server.register();
+    live.next = async () => ({ data: { price: 1.08 }, source: 'frankfurter', refreshFloorS: 3600 });
+    await data(agent, { query_type: 'price', query: 'eur' });
+    live.next = undefined;
+    clock.advance(30 * 60_000);
+    const capped = await data(agent, { query_type: 'price', query: 'eur', cache_minutes: 0 });
+    expect(capped.body).toMatchObject({ from_cache: true, cost_cents: 0, cache_age_s: 1800 });
+    expect(capped.body.freshness_note).toMatch(/frankfurter publishes new data at most every 60 minutes/);
+    clock.advance(31 * 60_000);
+    const fresh = await data(agent, { query_type: 'price', query: 'eur', cache_minutes: 0 });
+    expect(fresh.body).toMatchObject({ from_cache: false, cost_cents: 2 });
   });
 
   it('records each fresh fetch in the ledger with its query', async () => {
