@@ -45,12 +45,13 @@ export async function fetchCryptoPrice(
   http: HttpClient,
   config: LiveConfig,
   query: PriceQuery,
+  deadline?: number,
 ): Promise<LiveResult> {
   const headers: Record<string, string> = {};
   if (config.coingeckoApiKey) headers['x-cg-demo-api-key'] = config.coingeckoApiKey;
 
   const searchUrl = buildUrl(config.urls.coingecko, '/api/v3/search', { query: query.asset });
-  const { coins } = await http.getJson(COINGECKO, searchUrl, searchSchema, { headers });
+  const { coins } = await http.getJson(COINGECKO, searchUrl, searchSchema, { headers, deadline });
   const coin = pickCoin(coins, query.asset);
   if (!coin) {
     throw new AppError(
@@ -66,7 +67,7 @@ export async function fetchCryptoPrice(
     vs_currencies: vs,
     include_last_updated_at: 'true',
   });
-  const prices = await http.getJson(COINGECKO, priceUrl, simplePriceSchema, { headers });
+  const prices = await http.getJson(COINGECKO, priceUrl, simplePriceSchema, { headers, deadline });
   const entry = prices[coin.id];
   const price = entry?.[vs];
   if (typeof price !== 'number' || !Number.isFinite(price)) {

@@ -38,6 +38,7 @@ export async function searchDuckDuckGo(
   http: HttpClient,
   config: LiveConfig,
   query: string,
+  deadline?: number,
 ): Promise<SearchResult[]> {
   const url = buildUrl(config.urls.duckduckgo, '/', {
     q: query,
@@ -46,7 +47,7 @@ export async function searchDuckDuckGo(
     skip_disambig: '1',
     t: 'agent-context',
   });
-  const answer = await http.getJson(DUCKDUCKGO, url, answerSchema);
+  const answer = await http.getJson(DUCKDUCKGO, url, answerSchema, { deadline });
   const results: SearchResult[] = [];
   const abstractUrl = httpUrl(answer.AbstractURL);
   if (abstractUrl) {

@@ -29,10 +29,12 @@ export async function fetchFiatPrice(
   http: HttpClient,
   config: LiveConfig,
   query: PriceQuery,
+  deadline?: number,
 ): Promise<LiveResult> {
   const { asset: base, quote } = query;
   const url = buildUrl(config.urls.frankfurter, '/v1/latest', { base, symbols: quote });
   const body = await http.getJson(FRANKFURTER, url, latestSchema, {
+    deadline,
     // 404: unknown currency; 422: bad pair.
     onStatus: (status) => (status === 404 || status === 422 ? noRate(base, quote) : undefined),
   });
@@ -42,6 +44,8 @@ export async function fetchFiatPrice(
   return {
     source: FRANKFURTER.id,
     asOf,
+    // The ECB publishes once a working day: asking again within the hour cannot give a newer rate.
+    refreshFloorS: 3600,
     data: {
       asset: { name: FIAT_CURRENCIES[base] ?? base, symbol: base, kind: 'fiat' },
       price,

@@ -24,13 +24,18 @@ const hitSchema = z.object({
 
 const searchSchema = z.object({ hits: z.array(hitSchema) });
 
-export async function fetchNews(http: HttpClient, config: LiveConfig, query: string): Promise<LiveResult> {
+export async function fetchNews(
+  http: HttpClient,
+  config: LiveConfig,
+  query: string,
+  deadline?: number,
+): Promise<LiveResult> {
   const url = buildUrl(config.urls.hnAlgolia, '/api/v1/search_by_date', {
     query,
     tags: 'story',
     hitsPerPage: '20',
   });
-  const { hits } = await http.getJson(HN_ALGOLIA, url, searchSchema);
+  const { hits } = await http.getJson(HN_ALGOLIA, url, searchSchema, { deadline });
   const items = hits
     .map((hit) => {
       const title = cleanText(hit.title ?? '');

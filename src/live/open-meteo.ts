@@ -62,7 +62,12 @@ function placeText(value: string | null | undefined): string | null {
   return value ? cleanText(value) : null;
 }
 
-export async function fetchWeather(http: HttpClient, config: LiveConfig, query: string): Promise<LiveResult> {
+export async function fetchWeather(
+  http: HttpClient,
+  config: LiveConfig,
+  query: string,
+  deadline?: number,
+): Promise<LiveResult> {
   const { name, countryCode } = parsePlaceQuery(query);
   const geocodingUrl = buildUrl(config.urls.openMeteoGeocoding, '/v1/search', {
     name,
@@ -71,7 +76,7 @@ export async function fetchWeather(http: HttpClient, config: LiveConfig, query: 
     format: 'json',
     countryCode,
   });
-  const geocoding = await http.getJson(OPEN_METEO, geocodingUrl, geocodingSchema);
+  const geocoding = await http.getJson(OPEN_METEO, geocodingUrl, geocodingSchema, { deadline });
   const [place, ...others] = geocoding.results ?? [];
   if (!place) {
     throw new AppError(
@@ -86,7 +91,9 @@ export async function fetchWeather(http: HttpClient, config: LiveConfig, query: 
     longitude: String(place.longitude),
     current: CURRENT_FIELDS,
   });
-  const { current, utc_offset_seconds } = await http.getJson(OPEN_METEO, forecastUrl, forecastSchema);
+  const { current, utc_offset_seconds } = await http.getJson(OPEN_METEO, forecastUrl, forecastSchema, {
+    deadline,
+  });
   const observedAt = toIsoUtc(current.time, utc_offset_seconds);
 
   return {

@@ -29,9 +29,10 @@ export async function searchWikipedia(
   http: HttpClient,
   config: LiveConfig,
   query: string,
+  deadline?: number,
 ): Promise<SearchResult[]> {
   const url = buildUrl(config.urls.wikipedia, '/w/rest.php/v1/search/page', { q: query, limit: '10' });
-  const { pages } = await http.getJson(WIKIPEDIA, url, searchSchema);
+  const { pages } = await http.getJson(WIKIPEDIA, url, searchSchema, { deadline });
   return pages.map((page) => ({
     title: cleanText(page.title) || page.key,
     url: articleUrl(config.urls.wikipedia, page.key),
