@@ -84,7 +84,9 @@ export async function startServer(config: Readonly<Config>, options: ServiceOpti
     extraRoutes: (express) => {
       mcp = mountMcpHttp(express, service, {
         host: config.host,
+        publicUrl: config.publicUrl,
         idleMs: config.mcpSessionIdleSeconds * 1000,
+        maxSessions: config.mcpMaxSessions,
       });
     },
   });

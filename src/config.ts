@@ -58,6 +58,7 @@ const EnvSchema = z.object({
   AC_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   AC_BODY_MAX_BYTES: PositiveInt.default(256 * 1024),
   AC_MCP_SESSION_IDLE_SECONDS: PositiveInt.default(1800),
+  AC_MCP_MAX_SESSIONS: PositiveInt.default(1000),
   AC_UPSTREAM_TIMEOUT_MS: PositiveInt.default(8000),
   AC_COINGECKO_API_KEY: Optional,
   AC_BRAVE_API_KEY: Optional,
@@ -91,6 +92,8 @@ export interface Config {
   bodyMaxBytes: number;
   /** An MCP HTTP session unused this long is closed. */
   mcpSessionIdleSeconds: number;
+  /** At most this many MCP HTTP sessions open at once. */
+  mcpMaxSessions: number;
   limits: Limits;
   live: LiveConfig;
 }
@@ -124,6 +127,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
     logLevel: e.AC_LOG_LEVEL,
     bodyMaxBytes: e.AC_BODY_MAX_BYTES,
     mcpSessionIdleSeconds: e.AC_MCP_SESSION_IDLE_SECONDS,
+    mcpMaxSessions: e.AC_MCP_MAX_SESSIONS,
     limits: Object.freeze({
       ...DEFAULT_LIMITS,
       memoryKeyMaxChars: e.AC_MEMORY_KEY_MAX_CHARS,

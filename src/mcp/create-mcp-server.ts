@@ -10,7 +10,7 @@ import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sd
 import { z } from 'zod';
 import type { Core } from '../core/core.js';
 import type { Operation } from '../core/operations.js';
-import { SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
+import { PRICES, SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
 import { fieldsOf, parseInput } from '../core/validation.js';
 import type { Logger } from '../logger.js';
 import { registerMemoryResources } from './resources.js';
@@ -83,13 +83,13 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
     );
   }
 
-  registerMemoryResources(server, { core, logger, agentOf });
+  registerMemoryResources(server, { core, operations: deps.operations, logger, agentOf });
 
   server.registerPrompt(
     'recall',
     {
       title: 'Recall what you know',
-      description: 'Start a task by loading your stored memories about a topic (costs 1 cent per tool call).',
+      description: `Start a task by loading your stored memories about a topic (costs ${PRICES.memoryOp} cent per tool call).`,
       argsSchema: { topic: z.string().describe('What the task is about.') },
     },
     ({ topic }) => ({

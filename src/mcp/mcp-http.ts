@@ -4,7 +4,8 @@
  * X-API-Key or Authorization: Bearer exactly as for REST; discovery works without one. A session belongs
  * to the first agent whose key used it; another agent's key on it gets 403. Host-header (DNS-rebinding)
  * protection applies when the server is bound to a loopback address. A session unused for `idleMs` is
- * closed, so abandoned clients do not hold memory forever.
+ * closed (one no agent has used yet after a minute), and at most `maxSessions` are open at once, so
+ * abandoned or scripted clients cannot hold memory without bound.
  */
 import { randomUUID } from 'node:crypto';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
@@ -39,9 +40,16 @@ export interface McpHttp {
 export interface McpHttpOptions {
   /** The address the server listens on: loopback turns on Host-header checks. */
   host: string;
+  /** The public base URL, whose host name is also allowed by the Host-header check. */
+  publicUrl?: string | undefined;
   /** Close a session unused for this long. */
   idleMs: number;
+  /** At most this many open sessions (default 1000). */
+  maxSessions?: number;
 }
+
+/** A session that no agent has used yet is closed after at most this long unused. */
+const UNOWNED_IDLE_MS = 60_000;
 
 export function mountMcpHttp(
   app: Express,
@@ -49,16 +57,37 @@ export function mountMcpHttp(
   options: McpHttpOptions,
 ): McpHttp {
   const { host, idleMs } = options;
+  const maxSessions = options.maxSessions ?? 1000;
   const sessions = new Map<string, Session>();
+  const idleLimit = (session: Session) => (session.owner ? idleMs : Math.min(idleMs, UNOWNED_IDLE_MS));
   const sweep = setInterval(
     () => {
-      const cutoff = Date.now() - idleMs;
-      for (const session of sessions.values()) if (session.lastSeen < cutoff) void session.transport.close();
+      const now = Date.now();
+      for (const session of sessions.values()) {
+        if (now - session.lastSeen > idleLimit(session)) void session.transport.close();
+      }
     },
-    Math.max(250, Math.min(idleMs / 2, 60_000)),
+    Math.max(250, Math.min(idleMs / 2, 30_000)),
   );
   sweep.unref();
-  if (LOOPBACK.has(host)) app.use(MCP_PATH, hostHeaderValidation(['127.0.0.1', 'localhost', '[::1]']));
+  if (LOOPBACK.has(host)) {
+    const allowed = ['127.0.0.1', 'localhost', '[::1]'];
+    if (options.publicUrl) allowed.push(new URL(options.publicUrl).hostname);
+    app.use(MCP_PATH, hostHeaderValidation(allowed));
+  }
+
+  /** Makes room for a new session: the least recently used one that no agent owns goes; else none can. */
+  function makeRoom(): boolean {
+    if (sessions.size < maxSessions) return true;
+    let oldest: Session | undefined;
+    for (const session of sessions.values()) {
+      if (!session.owner && (!oldest || session.lastSeen < oldest.lastSeen)) oldest = session;
+    }
+    if (!oldest) return false;
+    void oldest.transport.close();
+    if (oldest.transport.sessionId) sessions.delete(oldest.transport.sessionId);
+    return true;
+  }
 
   /** The agent behind the request's key, undefined without a valid key; throws when the two headers differ. */
   async function agentOf(req: Request): Promise<string | undefined> {
@@ -84,8 +113,15 @@ export function mountMcpHttp(
       return undefined;
     }
     const agent = await agentOf(req);
-    if (agent !== undefined && session.owner !== undefined && agent !== session.owner) {
-      rpcError(res, 403, -32003, 'This session belongs to another agent; initialize a session of your own.');
+    if (session.owner !== undefined && agent !== session.owner) {
+      const why =
+        agent === undefined ? "send its owner's API key with every request" : 'it belongs to another agent';
+      rpcError(
+        res,
+        403,
+        -32003,
+        `This session cannot be used without its key: ${why}; or initialize your own.`,
+      );
       return undefined;
     }
     if (agent !== undefined) session.owner ??= agent;
@@ -112,6 +148,15 @@ export function mountMcpHttp(
         return;
       }
       const owner = await agentOf(req);
+      if (!makeRoom()) {
+        rpcError(
+          res,
+          503,
+          -32000,
+          'Too many open MCP sessions; close unused ones (DELETE /mcp) and try again.',
+        );
+        return;
+      }
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {

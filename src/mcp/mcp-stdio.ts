@@ -13,13 +13,13 @@ import { MCP_PATH } from './mcp-http.js';
 
 export async function runStdioServer(config: Readonly<Config>): Promise<void> {
   const service = await openService(config, { command: 'mcp' }).catch((err) => {
-    if (!(err instanceof DataDirLockedError) || !err.holder.url) throw err;
-    throw new DataDirLockedError(
-      err.dataDir,
-      err.holder,
-      `or attach your MCP client to the running server instead: Streamable HTTP at ${err.holder.url}${MCP_PATH} ` +
-        'with the header "X-API-Key: <key>" (see the agent-context-http entry of mcp.json).',
-    );
+    if (!(err instanceof DataDirLockedError)) throw err;
+    const hint = err.holder.url
+      ? `or attach your MCP client to the running server instead: Streamable HTTP at ${err.holder.url}${MCP_PATH} ` +
+        'with the header "X-API-Key: <key>" (see the agent-context-http entry of mcp.json).'
+      : 'or give each MCP client its own DATA_DIR, or run one server (npm start) and attach every client to ' +
+        'its /mcp endpoint over HTTP.';
+    throw new DataDirLockedError(err.dataDir, err.holder, hint);
   });
   const key = config.apiKey ?? (await localAgentKey(service.core, config.dataDir));
   if (config.apiKey) {

@@ -1,12 +1,15 @@
 /**
  * MCP resources: the agent's account (`ac://account`, free) and its memories (`ac://memory/{memory_key}`,
- * listing free, reading charged like memory_retrieve). A resource read has no isError result, so a failure
- * is a JSON-RPC error whose message is the same sentence a tool would give and whose data is the body.
+ * listing free, reading charged like memory_retrieve). Reads run the operation table's `account_info` and
+ * `memory_retrieve` entries, so price and validation are the tools'. A resource read has no isError
+ * result, so a failure is a JSON-RPC error whose message is the sentence a tool would give and whose data
+ * is the same body.
  */
-
 import { type McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Core } from '../core/core.js';
+import type { Operation } from '../core/operations.js';
+import { PRICES } from '../core/pricing.js';
 import { parseInput } from '../core/validation.js';
 import type { Logger } from '../logger.js';
 import type { McpExtra } from './create-mcp-server.js';
@@ -18,6 +21,7 @@ const RESOURCE_ERROR = -32001;
 
 interface ResourceDeps {
   core: Core;
+  operations: readonly Operation[];
   logger: Logger;
   agentOf(extra: McpExtra): Promise<string>;
 }
@@ -37,10 +41,24 @@ function decodeKey(raw: string | string[] | undefined): string {
 
 export function registerMemoryResources(server: McpServer, deps: ResourceDeps): void {
   const { core, logger } = deps;
-  const fail = (err: unknown, context: string): never => {
-    const error = mcpError(err, logger, context);
-    throw new McpError(RESOURCE_ERROR, error.message, error.toBody());
+  const operation = (name: string): Operation => {
+    const found = deps.operations.find((op) => op.name === name);
+    if (!found) throw new Error(`the operation table has no ${name}`);
+    return found;
   };
+  /** Runs a table entry for the caller; failures become a JSON-RPC error carrying the REST body. */
+  const run = async (op: Operation, fields: Record<string, unknown>, extra: McpExtra) => {
+    try {
+      return await op.run(core, await deps.agentOf(extra), parseInput(op.input, fields));
+    } catch (err) {
+      const error = mcpError(err, logger, op.name);
+      const rpc = new McpError(RESOURCE_ERROR, error.message, error.toBody());
+      rpc.message = error.message; // McpError prefixes "MCP error <code>:", which the client adds again
+      throw rpc;
+    }
+  };
+  const accountInfo = operation('account_info');
+  const retrieve = operation('memory_retrieve');
 
   server.registerResource(
     'account',
@@ -51,12 +69,8 @@ export function registerMemoryResources(server: McpServer, deps: ResourceDeps): 
       mimeType: JSON_MIME,
     },
     async (uri, extra) => {
-      try {
-        const info = await core.accounts.accountInfo(await deps.agentOf(extra), { limit: 10 });
-        return { contents: [{ uri: uri.href, mimeType: JSON_MIME, text: JSON.stringify(info) }] };
-      } catch (err) {
-        return fail(err, 'ac://account');
-      }
+      const info = await run(accountInfo, {}, extra);
+      return { contents: [{ uri: uri.href, mimeType: JSON_MIME, text: JSON.stringify(info) }] };
     },
   );
 
@@ -84,17 +98,12 @@ export function registerMemoryResources(server: McpServer, deps: ResourceDeps): 
     }),
     {
       title: 'Memory',
-      description: 'One of your stored memories. Reading it costs 1 cent, like memory_retrieve.',
+      description: `One of your stored memories. Reading it costs ${PRICES.memoryOp} cent, like memory_retrieve.`,
       mimeType: JSON_MIME,
     },
     async (uri, variables, extra) => {
-      try {
-        const input = parseInput(core.schemas.RetrieveInput, { memory_key: decodeKey(variables.memory_key) });
-        const result = await core.memories.retrieveMemory(await deps.agentOf(extra), input);
-        return { contents: [{ uri: uri.href, mimeType: JSON_MIME, text: JSON.stringify(result) }] };
-      } catch (err) {
-        return fail(err, 'ac://memory');
-      }
+      const result = await run(retrieve, { memory_key: decodeKey(variables.memory_key) }, extra);
+      return { contents: [{ uri: uri.href, mimeType: JSON_MIME, text: JSON.stringify(result) }] };
     },
   );
 }

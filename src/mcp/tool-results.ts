@@ -6,10 +6,11 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { KEY_MISSING, KEY_UNKNOWN } from '../core/accounts.js';
 import { AppError, toAppError } from '../core/errors.js';
+import { PRICES } from '../core/pricing.js';
 import type { Logger } from '../logger.js';
 
 export const MCP_HOW_TO_AUTHENTICATE =
-  'Register with POST /api/ac/register {"email": "..."} to get a key (50 cents of starter credit), then pass ' +
+  `Register with POST /api/ac/register {"email": "..."} to get a key (${PRICES.starterCredit} cents of starter credit), then pass ` +
   'it as the X-API-Key or Authorization: Bearer header of the MCP HTTP connection, or as AC_API_KEY in the ' +
   'environment of the stdio server (without AC_API_KEY, the stdio server uses a local agent of its own).';
 

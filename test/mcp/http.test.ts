@@ -117,6 +117,62 @@ describe('MCP over Streamable HTTP', () => {
     expect(own.status).toBe(200);
   });
 
+  it('an owned session refuses requests without its key, DELETE included', async () => {
+    const alice = await server.register();
+    const { client, transport } = await connect({ 'X-API-Key': alice });
+    await client.callTool({ name: 'account_info', arguments: {} }); // alice now owns it
+    const headers = { 'mcp-session-id': transport.sessionId as string, 'mcp-protocol-version': '2025-06-18' };
+    const keyless = await fetch(`${server.url}/mcp`, { method: 'DELETE', headers });
+    expect(keyless.status).toBe(403);
+    const bogus = await fetch(`${server.url}/mcp`, {
+      method: 'GET',
+      headers: { ...headers, 'x-api-key': 'ac_bogus', accept: 'text/event-stream' },
+    });
+    expect(bogus.status).toBe(403);
+    expect((await client.callTool({ name: 'account_info', arguments: {} })).isError).toBeFalsy();
+  });
+
+  it('caps open sessions, evicting the least recently used one that no agent owns', async () => {
+    const capped = await startTestServer({ env: { AC_MCP_MAX_SESSIONS: '2' }, live: new FakeLiveSource() });
+    try {
+      const key = await capped.register();
+      const open = async (headers: Record<string, string>) => {
+        const transport = new StreamableHTTPClientTransport(new URL(`${capped.url}/mcp`), {
+          requestInit: { headers },
+        });
+        const client = new Client({ name: 'cap', version: '1.0.0' });
+        await client.connect(transport);
+        clients.push(client);
+        return client;
+      };
+      const owned = await open({ 'X-API-Key': key });
+      const anonymous = await open({});
+      await open({}); // evicts the anonymous one
+      await expect(anonymous.listTools()).rejects.toThrow();
+      expect((await owned.listTools()).tools).toHaveLength(6);
+      const key2 = await capped.register();
+      const owned2 = await open({ 'X-API-Key': key2 }); // evicts the second anonymous one
+      expect((await owned2.listTools()).tools).toHaveLength(6);
+      const refused = await fetch(`${capped.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: {
+            protocolVersion: '2025-06-18',
+            capabilities: {},
+            clientInfo: { name: 'x', version: '1' },
+          },
+        }),
+      });
+      expect(refused.status).toBe(503);
+    } finally {
+      await capped.close();
+    }
+  });
+
   it('a session opened without a key belongs to the first key that uses it', async () => {
     const alice = await server.register();
     const bob = await server.register();
