@@ -5,7 +5,12 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_LIMITS, type Limits } from './core/limits.js';
-import { DEFAULT_UPSTREAM_URLS, type LiveConfig } from './live/live-config.js';
+import {
+  DEFAULT_UPSTREAM_URLS,
+  type LiveConfig,
+  PROVIDER_IDS,
+  type ProviderOrder,
+} from './live/live-config.js';
 
 const Port = z.coerce.number().int().min(0).max(65_535);
 const PositiveInt = z.coerce.number().int().min(1);
@@ -45,7 +50,25 @@ function upstreamUrlVariables() {
   return shape as Record<(typeof UPSTREAM_URL_VARIABLES)[UpstreamKey], z.ZodDefault<typeof BaseUrl>>;
 }
 
+/** A comma-separated, ordered list of provider ids of one kind, e.g. `open-meteo,wttr`. */
+function providerList<const Ids extends readonly [string, ...string[]]>(ids: Ids) {
+  return z
+    .string()
+    .transform((value) =>
+      value
+        .split(',')
+        .map((id) => id.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.enum(ids, { message: `each provider must be one of ${ids.join(', ')}` })).min(1))
+    .optional();
+}
+
 const EnvSchema = z.object({
+  AC_WEATHER_PROVIDERS: providerList(PROVIDER_IDS.weather),
+  AC_PRICE_PROVIDERS: providerList(PROVIDER_IDS.price),
+  AC_NEWS_PROVIDERS: providerList(PROVIDER_IDS.news),
+  AC_SEARCH_PROVIDERS: providerList(PROVIDER_IDS.search),
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: Port.default(8787),
   DATA_DIR: z.string().min(1).default('./data'),
@@ -145,6 +168,16 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
         ) as Record<UpstreamKey, string>),
         ...(e.AC_SEARXNG_URL === undefined ? {} : { searxng: e.AC_SEARXNG_URL }),
       },
+      providers: Object.fromEntries(
+        (
+          [
+            ['weather', e.AC_WEATHER_PROVIDERS],
+            ['price', e.AC_PRICE_PROVIDERS],
+            ['news', e.AC_NEWS_PROVIDERS],
+            ['search', e.AC_SEARCH_PROVIDERS],
+          ] as const
+        ).filter(([, ids]) => ids !== undefined),
+      ) as Partial<ProviderOrder>,
       ...(e.AC_COINGECKO_API_KEY === undefined ? {} : { coingeckoApiKey: e.AC_COINGECKO_API_KEY }),
       ...(e.AC_BRAVE_API_KEY === undefined ? {} : { braveApiKey: e.AC_BRAVE_API_KEY }),
       ...(e.AC_FINNHUB_API_KEY === undefined ? {} : { finnhubApiKey: e.AC_FINNHUB_API_KEY }),

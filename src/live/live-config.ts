@@ -1,3 +1,16 @@
+/**
+ * The providers of each kind of data, in their default order (keyed or configured ones join only when
+ * their key or URL is set). AC_WEATHER_PROVIDERS and friends pick and order from these.
+ */
+export const PROVIDER_IDS = {
+  weather: ['open-meteo', 'wttr'],
+  price: ['frankfurter', 'coingecko', 'coinbase', 'kraken', 'gold-api', 'finnhub'],
+  news: ['brave', 'hn-algolia', 'google-news', 'gdelt'],
+  search: ['searxng', 'brave', 'duckduckgo'],
+} as const;
+
+export type ProviderOrder = { [K in keyof typeof PROVIDER_IDS]: readonly (typeof PROVIDER_IDS)[K][number][] };
+
 /** What the upstream providers need to know, taken from the service Config by the composition root. */
 export interface LiveConfig {
   /** Sent as User-Agent on every upstream call. */
@@ -29,6 +42,8 @@ export interface LiveConfig {
     /** A SearXNG instance; search uses it first when set. No default. */
     searxng?: string;
   };
+  /** Which providers each chain holds, in order (default: PROVIDER_IDS). */
+  providers?: Partial<ProviderOrder>;
   /** Optional CoinGecko demo key, sent as `x-cg-demo-api-key`. */
   coingeckoApiKey?: string;
   /** Brave Search key (`X-Subscription-Token`): Brave news and web search go first when set. */

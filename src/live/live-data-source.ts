@@ -1,113 +1,70 @@
 /**
- * The composition of the upstream providers behind the core's LiveDataSource port: one shared HTTP client,
- * dispatch by query type, the fiat/crypto split for prices, and the DuckDuckGo + Wikipedia merge for search.
+ * The upstream side of live data behind the core's LiveDataSource port: per query type an ordered chain
+ * of providers (fail-over, breakers, token buckets, one time budget); prices are classified first and go
+ * to the chain for their kind. Results are normalised once more here, whichever provider answered: news
+ * deduplicated and newest first, search results numbered.
  */
-import { AppError, type ErrorDetails } from '../core/errors.js';
+import { AppError } from '../core/errors.js';
 import type { LiveDataSource, LiveResult } from '../core/live-port.js';
 import type { QueryType } from '../core/model.js';
-import { fetchCryptoPrice } from './coingecko.js';
-import { DUCKDUCKGO, type SearchResult, searchDuckDuckGo } from './duckduckgo.js';
-import { fetchFiatPrice } from './frankfurter.js';
-import { fetchNews } from './hn-algolia.js';
-import { createHttpClient, type HttpClient } from './http-client.js';
-import type { LiveConfig } from './live-config.js';
-import { fetchWeather } from './open-meteo.js';
-import { parsePriceQuery } from './price-query.js';
-import { searchWikipedia, WIKIPEDIA } from './wikipedia.js';
+import { createHttpClient } from './http-client.js';
+import { type LiveConfig, PROVIDER_IDS } from './live-config.js';
+import { type NewsItem, normaliseNewsItems } from './news-items.js';
+import { type PriceQuery, parsePriceQuery } from './price-query.js';
+import { type ChainOptions, ProviderChain } from './provider-chain.js';
+import { ordered, type PriceKind, providerCatalogue } from './providers.js';
 
-export function createLiveDataSource(config: LiveConfig): LiveDataSource {
+const PRICE_KINDS: readonly PriceKind[] = ['fiat', 'crypto', 'metal', 'stock'];
+
+function noProviderFor(kind: PriceKind): AppError {
+  return new AppError(
+    'not_found',
+    kind === 'stock'
+      ? 'Stock prices are not served here: the operator has not configured a stock provider (AC_FINNHUB_API_KEY).'
+      : `Prices of this kind (${kind}) are not served here: no provider for it is configured.`,
+  );
+}
+
+function finish(type: QueryType, result: LiveResult): LiveResult {
+  if (type === 'news' && Array.isArray(result.data.items)) {
+    return {
+      ...result,
+      data: { ...result.data, items: normaliseNewsItems(result.data.items as NewsItem[]) },
+    };
+  }
+  return result;
+}
+
+export function createLiveDataSource(config: LiveConfig, options: ChainOptions = {}): LiveDataSource {
   const http = createHttpClient({
     userAgent: config.userAgent,
     timeoutMs: config.timeoutMs,
     ...config.retry,
   });
+  const catalogue = providerCatalogue(http, config);
+  const order = { ...PROVIDER_IDS, ...config.providers };
+  const chains = {
+    weather: new ProviderChain('weather', ordered(catalogue.weather, order.weather), options),
+    news: new ProviderChain('news', ordered(catalogue.news, order.news), options),
+    search: new ProviderChain('search', ordered(catalogue.search, order.search), options),
+  };
+  const pricing = ordered(catalogue.price, order.price);
+  const priceChains = new Map<PriceKind, ProviderChain<PriceQuery>>();
+  for (const kind of PRICE_KINDS) {
+    const members = pricing.filter((p) => p.kinds.includes(kind));
+    if (kind === 'stock' && !config.finnhubApiKey) continue;
+    if (members.length > 0) priceChains.set(kind, new ProviderChain(`${kind} price`, members, options));
+  }
+
   return {
     async fetch(type: QueryType, query: string): Promise<LiveResult> {
-      switch (type) {
-        case 'weather':
-          return fetchWeather(http, config, query);
-        case 'price':
-          return fetchPrice(http, config, query);
-        case 'news':
-          return fetchNews(http, config, query);
-        case 'search':
-          return fetchSearch(http, config, query);
-        default: {
-          const unknown: never = type;
-          throw new AppError('internal', `Unknown live data type "${String(unknown)}".`);
-        }
+      if (type === 'price') {
+        const parsed = parsePriceQuery(query);
+        const chain = priceChains.get(parsed.kind);
+        if (!chain) throw noProviderFor(parsed.kind);
+        return chain.fetch(parsed);
       }
+      return finish(type, await chains[type].fetch(query));
     },
   };
-}
-
-async function fetchPrice(http: HttpClient, config: LiveConfig, query: string): Promise<LiveResult> {
-  const parsed = parsePriceQuery(query);
-  return parsed.kind === 'fiat'
-    ? fetchFiatPrice(http, config, parsed)
-    : fetchCryptoPrice(http, config, parsed);
-}
-
-/** Same page despite a trailing slash, host case or percent-encoding: one result. */
-function dedupeKey(url: string): string {
-  const parsed = new URL(url);
-  let path = parsed.pathname.replace(/\/+$/, '');
-  try {
-    path = decodeURIComponent(path);
-  } catch {
-    // keep the encoded path
-  }
-  return `${parsed.host.toLowerCase()}${path}${parsed.search}`;
-}
-
-/** DDG abstract and related topics first, then Wikipedia pages, each URL once. */
-export function mergeResults(...lists: SearchResult[][]): SearchResult[] {
-  const seen = new Set<string>();
-  const merged: SearchResult[] = [];
-  for (const result of lists.flat()) {
-    const key = dedupeKey(result.url);
-    if (seen.has(key)) continue;
-    seen.add(key);
-    merged.push(result);
-  }
-  return merged;
-}
-
-async function fetchSearch(http: HttpClient, config: LiveConfig, query: string): Promise<LiveResult> {
-  const [ddg, wiki] = await Promise.allSettled([
-    searchDuckDuckGo(http, config, query),
-    searchWikipedia(http, config, query),
-  ]);
-  if (ddg.status === 'fulfilled' && wiki.status === 'fulfilled') {
-    return { source: 'duckduckgo+wikipedia', data: { results: mergeResults(ddg.value, wiki.value) } };
-  }
-  if (ddg.status === 'fulfilled')
-    return { source: DUCKDUCKGO.id, data: { results: mergeResults(ddg.value) } };
-  if (wiki.status === 'fulfilled')
-    return { source: WIKIPEDIA.id, data: { results: mergeResults(wiki.value) } };
-  throw bothFailed(ddg.reason, wiki.reason);
-}
-
-function bothFailed(...reasons: unknown[]): AppError {
-  const errors = reasons.map((reason) => (reason instanceof AppError ? reason : undefined));
-  const allTimedOut = errors.every((err) => err?.code === 'upstream_timeout');
-  const details: ErrorDetails = { source: 'duckduckgo+wikipedia' };
-  const waits = errors
-    .map((err) => err?.details.retry_after_s)
-    .filter((s): s is number => typeof s === 'number');
-  if (waits.length > 0) details.retry_after_s = Math.min(...waits);
-  const cause = new AggregateError(reasons, 'Both search upstreams failed');
-  return allTimedOut
-    ? new AppError(
-        'upstream_timeout',
-        'Neither search upstream (DuckDuckGo, Wikipedia) answered in time; nothing was charged, try again later.',
-        details,
-        cause,
-      )
-    : new AppError(
-        'upstream_failed',
-        'Both search upstreams (DuckDuckGo and Wikipedia) failed; nothing was charged, try again later.',
-        details,
-        cause,
-      );
 }

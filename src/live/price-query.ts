@@ -1,11 +1,16 @@
 /**
- * Reads a normalised price query ("btc", "bitcoin in eur", "eur/usd") into an asset, its kind and a quote
- * currency, so that fiat goes to Frankfurter and everything else to CoinGecko.
+ * Reads a normalised price query ("btc", "bitcoin in eur", "eur/usd", "gold", "aapl stock") into an asset,
+ * its kind and a quote currency, so that each kind goes to the providers that serve it.
  *
  * Grammar (the query is already NFKC, trimmed, lower-cased, whitespace collapsed):
- *   query := [ "price of " ] asset [ " price" | " rate" | " exchange rate" ] [ quote-part ]
+ *   query := [ "price of " ] asset [ " price" | " spot price" | " rate" | " exchange rate" ] [ quote-part ]
  *   quote-part := ( "/" | " in " | " to " | " vs " | " " ) CODE
- * CODE is one of FIAT_CURRENCIES; the quote defaults to USD, or EUR when the asset itself is USD.
+ *   asset := stock | FIAT | METAL | coin
+ *   stock := "$" TICKER | ( "stock " | "shares of " ) TICKER | TICKER ( " stock" | " shares" | " share" )
+ *   TICKER := a letter, then up to 9 letters, digits, "." or "-" (aapl, brk.b)
+ *   METAL := gold | silver | platinum | palladium | xau | xag | xpt | xpd
+ * CODE is one of FIAT_CURRENCIES; the quote defaults to USD, or EUR when the asset itself is USD. Stocks need
+ * an explicit marker, since tickers collide with coin symbols; anything else is a coin.
  */
 import { AppError } from '../core/errors.js';
 
@@ -44,10 +49,42 @@ export const FIAT_CURRENCIES: Readonly<Record<string, string>> = {
   ZAR: 'South African Rand',
 };
 
+/** Precious metals by ISO 4217 code, as gold-api.com serves them (USD per troy ounce). */
+export const METALS: Readonly<Record<string, string>> = {
+  XAU: 'Gold',
+  XAG: 'Silver',
+  XPT: 'Platinum',
+  XPD: 'Palladium',
+};
+
+/** Major coins by symbol, for the exchanges that take symbols (Coinbase, Kraken). */
+export const MAJOR_COINS: Readonly<Record<string, string>> = {
+  BTC: 'Bitcoin',
+  ETH: 'Ethereum',
+  SOL: 'Solana',
+  DOGE: 'Dogecoin',
+  LTC: 'Litecoin',
+  ADA: 'Cardano',
+  XRP: 'XRP',
+  DOT: 'Polkadot',
+  USDT: 'Tether',
+  USDC: 'USD Coin',
+  BCH: 'Bitcoin Cash',
+  LINK: 'Chainlink',
+  AVAX: 'Avalanche',
+  XLM: 'Stellar',
+  SHIB: 'Shiba Inu',
+};
+
+const COIN_ALIASES: Readonly<Record<string, string>> = { ripple: 'XRP', ether: 'ETH' };
+
 export interface PriceQuery {
-  /** An ISO code (upper case) when `kind` is fiat, else the coin name or symbol as asked. */
+  /**
+   * Fiat: the ISO code; metal: XAU, XAG, XPT or XPD; stock: the ticker (all upper case). Crypto: the coin
+   * name or symbol as asked.
+   */
   asset: string;
-  kind: 'crypto' | 'fiat';
+  kind: 'crypto' | 'fiat' | 'metal' | 'stock';
   /** Upper-case ISO code. */
   quote: string;
 }
@@ -79,19 +116,62 @@ function splitQuote(query: string): { asset: string; quote?: string } {
 function stripFillers(asset: string): string {
   const stripped = asset
     .replace(/^(?:the\s+)?price\s+of\s+/, '')
-    .replace(/\s+(?:price|exchange\s+rate|rate)$/, '')
+    .replace(/\s+(?:(?:spot\s+)?price|exchange\s+rate|rate)$/, '')
     .trim();
   return stripped || asset;
+}
+
+const TICKER = '([a-z][a-z0-9.-]{0,9})';
+const STOCK_PATTERNS = [
+  new RegExp(`^\\$${TICKER}$`),
+  new RegExp(`^(?:stock|shares\\s+of)\\s+${TICKER}$`),
+  new RegExp(`^${TICKER}\\s+(?:stock|shares?)$`),
+];
+
+/** The ticker of an explicitly marked stock ("$aapl", "stock aapl", "aapl stock", "aapl shares"). */
+function stockTicker(asset: string): string | undefined {
+  for (const pattern of STOCK_PATTERNS) {
+    const ticker = pattern.exec(asset)?.[1];
+    if (ticker) return ticker.toUpperCase();
+  }
+  return undefined;
+}
+
+/** "gold" or "xau" → XAU. */
+function metalCode(asset: string): string | undefined {
+  const code = asset.toUpperCase();
+  if (Object.hasOwn(METALS, code)) return code;
+  return Object.keys(METALS).find((key) => METALS[key]?.toLowerCase() === asset);
+}
+
+/**
+ * The exchange symbol and display name of a coin: a major coin by name or symbol, else the query itself
+ * upper-cased when it looks like a symbol (2–6 letters); undefined otherwise.
+ */
+export function coinSymbol(asset: string): { symbol: string; name: string } | undefined {
+  const wanted = asset.trim().toLowerCase();
+  const byName = Object.keys(MAJOR_COINS).find((symbol) => MAJOR_COINS[symbol]?.toLowerCase() === wanted);
+  const symbol =
+    byName ?? COIN_ALIASES[wanted] ?? (/^[a-z]{2,6}$/.test(wanted) ? wanted.toUpperCase() : undefined);
+  return symbol ? { symbol, name: MAJOR_COINS[symbol] ?? symbol } : undefined;
 }
 
 export function parsePriceQuery(query: string): PriceQuery {
   const normalised = query.trim().toLowerCase().replace(/\s+/g, ' ');
   const split = splitQuote(normalised);
   const asset = stripFillers(split.asset.trim());
+  const quote = split.quote ?? DEFAULT_QUOTE;
+  const ticker = stockTicker(asset);
+  if (ticker) return { asset: ticker, kind: 'stock', quote };
   if (isFiat(asset)) {
     const code = asset.toUpperCase();
-    const quote = split.quote ?? (code === DEFAULT_QUOTE ? 'EUR' : DEFAULT_QUOTE);
-    return { asset: code, kind: 'fiat', quote };
+    return {
+      asset: code,
+      kind: 'fiat',
+      quote: split.quote ?? (code === DEFAULT_QUOTE ? 'EUR' : DEFAULT_QUOTE),
+    };
   }
-  return { asset, kind: 'crypto', quote: split.quote ?? DEFAULT_QUOTE };
+  const metal = metalCode(asset);
+  if (metal) return { asset: metal, kind: 'metal', quote };
+  return { asset, kind: 'crypto', quote };
 }

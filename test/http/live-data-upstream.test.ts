@@ -23,6 +23,9 @@ describe('live data through the real providers', () => {
         AC_HN_ALGOLIA_URL: upstream.url,
         AC_COINGECKO_URL: await closedPortUrl(),
         AC_UPSTREAM_TIMEOUT_MS: '300',
+        AC_WEATHER_PROVIDERS: 'open-meteo',
+        AC_NEWS_PROVIDERS: 'hn-algolia',
+        AC_PRICE_PROVIDERS: 'coingecko',
       },
     });
     key = await server.register();

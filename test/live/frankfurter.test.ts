@@ -23,6 +23,7 @@ describe('price (Frankfurter)', () => {
     expect(result).toEqual({
       source: 'frankfurter',
       asOf: '2026-11-20T00:00:00.000Z',
+      refreshFloorS: 3600,
       data: {
         asset: { name: 'Euro', symbol: 'EUR', kind: 'fiat' },
         price: 0.8712,

@@ -12,6 +12,13 @@ export function liveConfig(urls: Partial<LiveConfig['urls']>, extra: Partial<Liv
     userAgent: USER_AGENT,
     timeoutMs: 2000,
     retry: { backoffBaseMs: 1, backoffMaxMs: 5 },
+    // One provider per type unless a test asks for a chain, so that a provider's own failures show.
+    providers: {
+      weather: ['open-meteo'],
+      price: ['frankfurter', 'coingecko'],
+      news: ['hn-algolia'],
+      search: ['duckduckgo'],
+    },
     urls: {
       openMeteoGeocoding: unused,
       openMeteoForecast: unused,

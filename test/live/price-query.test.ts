@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/core/errors.js';
 import { type Coin, pickCoin } from '../../src/live/coingecko.js';
-import { parsePriceQuery } from '../../src/live/price-query.js';
+import { coinSymbol, parsePriceQuery } from '../../src/live/price-query.js';
 
 describe('price query grammar', () => {
   it.each([
@@ -23,6 +23,26 @@ describe('price query grammar', () => {
     ['eur/usd', { asset: 'EUR', kind: 'fiat', quote: 'USD' }],
     ['usd jpy', { asset: 'USD', kind: 'fiat', quote: 'JPY' }],
     ['eur exchange rate', { asset: 'EUR', kind: 'fiat', quote: 'USD' }],
+    ['gold', { asset: 'XAU', kind: 'metal', quote: 'USD' }],
+    ['gold price', { asset: 'XAU', kind: 'metal', quote: 'USD' }],
+    ['gold spot price', { asset: 'XAU', kind: 'metal', quote: 'USD' }],
+    ['price of silver in eur', { asset: 'XAG', kind: 'metal', quote: 'EUR' }],
+    ['platinum', { asset: 'XPT', kind: 'metal', quote: 'USD' }],
+    ['palladium gbp', { asset: 'XPD', kind: 'metal', quote: 'GBP' }],
+    ['xau/usd', { asset: 'XAU', kind: 'metal', quote: 'USD' }],
+    ['xag', { asset: 'XAG', kind: 'metal', quote: 'USD' }],
+    ['aapl stock', { asset: 'AAPL', kind: 'stock', quote: 'USD' }],
+    ['stock aapl', { asset: 'AAPL', kind: 'stock', quote: 'USD' }],
+    ['$aapl', { asset: 'AAPL', kind: 'stock', quote: 'USD' }],
+    ['aapl shares', { asset: 'AAPL', kind: 'stock', quote: 'USD' }],
+    ['msft share price', { asset: 'MSFT', kind: 'stock', quote: 'USD' }],
+    ['price of tsla stock', { asset: 'TSLA', kind: 'stock', quote: 'USD' }],
+    ['shares of brk.b', { asset: 'BRK.B', kind: 'stock', quote: 'USD' }],
+    ['aapl stock in eur', { asset: 'AAPL', kind: 'stock', quote: 'EUR' }],
+    ['aapl', { asset: 'aapl', kind: 'crypto', quote: 'USD' }],
+    ['eth stock price', { asset: 'ETH', kind: 'stock', quote: 'USD' }],
+    ['tether gold', { asset: 'tether gold', kind: 'crypto', quote: 'USD' }],
+    ['gold stock', { asset: 'GOLD', kind: 'stock', quote: 'USD' }],
   ])('%s', (query, expected) => {
     expect(parsePriceQuery(query)).toEqual(expected);
   });
@@ -30,6 +50,32 @@ describe('price query grammar', () => {
   it('rejects an unknown quote currency after an explicit separator', () => {
     expect(() => parsePriceQuery('btc in xyz')).toThrow(AppError);
     expect(() => parsePriceQuery('btc/xyz')).toThrow(/No quote currency called "xyz"/);
+  });
+});
+
+describe('coinSymbol', () => {
+  it.each([
+    ['bitcoin', 'BTC', 'Bitcoin'],
+    ['BTC', 'BTC', 'Bitcoin'],
+    ['ethereum', 'ETH', 'Ethereum'],
+    ['solana', 'SOL', 'Solana'],
+    ['dogecoin', 'DOGE', 'Dogecoin'],
+    ['litecoin', 'LTC', 'Litecoin'],
+    ['cardano', 'ADA', 'Cardano'],
+    ['ripple', 'XRP', 'XRP'],
+    ['xrp', 'XRP', 'XRP'],
+    ['polkadot', 'DOT', 'Polkadot'],
+    ['tether', 'USDT', 'Tether'],
+    ['usd coin', 'USDC', 'USD Coin'],
+    ['pepe', 'PEPE', 'PEPE'],
+  ])('%s → %s', (asset, symbol, name) => {
+    expect(coinSymbol(asset)).toEqual({ symbol, name });
+  });
+
+  it('gives nothing for what is neither a known coin nor a 2–6 letter symbol', () => {
+    for (const asset of ['x', 'bitcoinz', 'wrapped bitcoin', '1inch', 'btc2']) {
+      expect(coinSymbol(asset)).toBeUndefined();
+    }
   });
 });
 

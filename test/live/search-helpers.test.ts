@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mergeResults } from '../../src/live/live-data-source.js';
+import { mergeResults } from '../../src/live/reference-search.js';
 import { articleUrl } from '../../src/live/wikipedia.js';
 
 describe('search helpers', () => {

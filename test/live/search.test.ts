@@ -25,29 +25,39 @@ describe('search (DuckDuckGo + Wikipedia)', () => {
     expect(result).toEqual({
       source: 'duckduckgo+wikipedia',
       data: {
+        coverage: 'reference',
         results: [
           {
+            position: 1,
             title: 'Python (programming language)',
             url: `${up.url}/wiki/Python_(programming_language)`,
             snippet:
               'Python is a high-level, general-purpose programming language. Its design philosophy emphasizes code readability.',
           },
           {
+            position: 2,
             title: 'Guido van Rossum',
             url: 'https://duckduckgo.com/Guido_van_Rossum',
             snippet: 'Guido van Rossum - Dutch programmer, creator of Python.',
           },
           {
+            position: 3,
             title: 'Python (programming language) implementations',
             url: 'https://duckduckgo.com/c/Python_(programming_language)_implementations',
             snippet: 'Python (programming language) implementations',
           },
           {
+            position: 4,
             title: 'Monty Python',
             url: `${up.url}/wiki/Monty_Python`,
             snippet: 'Monty "Python" & friends were a British comedy troupe',
           },
-          { title: 'AC/DC', url: `${up.url}/wiki/AC/DC`, snippet: 'Australian rock band' },
+          {
+            position: 5,
+            title: 'AC/DC',
+            url: `${up.url}/wiki/AC/DC`,
+            snippet: 'Australian rock band',
+          },
         ],
       },
     });
@@ -88,7 +98,7 @@ describe('search (DuckDuckGo + Wikipedia)', () => {
     up.route(WIKI_PATH, { json: { pages: [] } });
     expect(await source().fetch('search', 'qwzx')).toEqual({
       source: 'duckduckgo+wikipedia',
-      data: { results: [] },
+      data: { results: [], coverage: 'reference' },
     });
   });
 
@@ -98,16 +108,23 @@ describe('search (DuckDuckGo + Wikipedia)', () => {
     expect(result.source).toBe('wikipedia');
     expect(result.data.results).toEqual([
       {
+        position: 1,
         title: 'Python (programming language)',
         url: `${up.url}/wiki/Python_(programming_language)`,
         snippet: 'Python is a high-level, general-purpose programming language.',
       },
       {
+        position: 2,
         title: 'Monty Python',
         url: `${up.url}/wiki/Monty_Python`,
         snippet: 'Monty "Python" & friends were a British comedy troupe',
       },
-      { title: 'AC/DC', url: `${up.url}/wiki/AC/DC`, snippet: 'Australian rock band' },
+      {
+        position: 3,
+        title: 'AC/DC',
+        url: `${up.url}/wiki/AC/DC`,
+        snippet: 'Australian rock band',
+      },
     ]);
   });
 

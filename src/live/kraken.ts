@@ -1,0 +1,79 @@
+/**
+ * Crypto prices from Kraken's public ticker (keyless): `/0/public/Ticker?pair={BASE}{CUR}`. Bitcoin is XBT
+ * and Dogecoin XDG there; the result key differs from the requested pair (XBTUSD → XXBTZUSD), so the single
+ * key of `result` is taken. Errors arrive as HTTP 200 with a non-empty `error[]`.
+ */
+import { z } from 'zod';
+import { AppError } from '../core/errors.js';
+import type { LiveResult } from '../core/live-port.js';
+import { buildUrl, type HttpClient, type Upstream, upstreamLabel } from './http-client.js';
+import type { LiveConfig } from './live-config.js';
+import { coinSymbol, type PriceQuery } from './price-query.js';
+
+export const KRAKEN: Upstream = { id: 'kraken', name: 'Kraken', kind: 'price' };
+
+/** Kraken's own asset codes where they differ from the common symbol. */
+const KRAKEN_ASSETS: Readonly<Record<string, string>> = { BTC: 'XBT', DOGE: 'XDG' };
+
+const decimal = z
+  .string()
+  .trim()
+  .regex(/^\d+(\.\d+)?$/)
+  .transform(Number);
+
+const tickerSchema = z.object({
+  error: z.array(z.string()),
+  /** `c` is the last trade: [price, lot volume]. */
+  result: z.record(z.string(), z.object({ c: z.tuple([decimal], z.string()) })).optional(),
+});
+
+function unknownPair(asset: string, quote: string): AppError {
+  return new AppError(
+    'not_found',
+    `Kraken trades no "${asset}" against ${quote}; use a coin symbol like "btc" or a name like "bitcoin".`,
+    { source: KRAKEN.id },
+  );
+}
+
+function softFailure(what: string, cause?: unknown): AppError {
+  return new AppError(
+    'upstream_failed',
+    `${upstreamLabel(KRAKEN)} answered ${what}; nothing was charged, try again later.`,
+    { source: KRAKEN.id },
+    cause,
+  );
+}
+
+export async function fetchKrakenPrice(
+  http: HttpClient,
+  config: LiveConfig,
+  parsed: PriceQuery,
+  deadline?: number,
+): Promise<LiveResult> {
+  const coin = coinSymbol(parsed.asset);
+  if (!coin) throw unknownPair(parsed.asset, parsed.quote);
+  const base = KRAKEN_ASSETS[coin.symbol] ?? coin.symbol;
+  const url = buildUrl(config.urls.kraken, '/0/public/Ticker', { pair: `${base}${parsed.quote}` });
+  const body = await http.getJson(KRAKEN, url, tickerSchema, { deadline });
+
+  if (body.error.length > 0) {
+    if (body.error.some((error) => error.startsWith('EQuery:Unknown asset pair'))) {
+      throw unknownPair(parsed.asset, parsed.quote);
+    }
+    throw softFailure('with an error', new Error(`Kraken error: ${body.error.join('; ')}`));
+  }
+  const tickers = Object.values(body.result ?? {});
+  const [ticker] = tickers;
+  if (!ticker || tickers.length !== 1) {
+    throw softFailure(`with ${tickers.length} tickers instead of one`);
+  }
+  return {
+    source: KRAKEN.id,
+    data: {
+      asset: { name: coin.name, symbol: coin.symbol, kind: 'crypto' },
+      price: ticker.c[0],
+      currency: parsed.quote,
+      as_of: null,
+    },
+  };
+}
