@@ -66,6 +66,7 @@ export async function fetchCryptoPrice(
     ids: coin.id,
     vs_currencies: vs,
     include_last_updated_at: 'true',
+    include_24hr_change: 'true',
   });
   const prices = await http.getJson(COINGECKO, priceUrl, simplePriceSchema, { headers, deadline });
   const entry = prices[coin.id];
@@ -87,6 +88,7 @@ export async function fetchCryptoPrice(
       price,
       currency: query.quote,
       as_of: asOf ?? null,
+      change_24h_pct: typeof entry?.[`${vs}_24h_change`] === 'number' ? entry[`${vs}_24h_change`] : null,
     },
   };
 }

@@ -29,13 +29,19 @@ describe('price (CoinGecko)', () => {
         price: 57123.45,
         currency: 'EUR',
         as_of: '2025-11-21T04:40:00.000Z',
+        change_24h_pct: -1.25,
       },
     });
     const [search, price] = gecko.requests;
     expect(search?.path).toBe('/api/v3/search');
     expect(search?.query).toEqual({ query: 'btc' });
     expect(price?.path).toBe('/api/v3/simple/price');
-    expect(price?.query).toEqual({ ids: 'bitcoin', vs_currencies: 'eur', include_last_updated_at: 'true' });
+    expect(price?.query).toEqual({
+      ids: 'bitcoin',
+      vs_currencies: 'eur',
+      include_last_updated_at: 'true',
+      include_24hr_change: 'true',
+    });
     for (const request of gecko.requests) {
       expect(request.headers['user-agent']).toBe(USER_AGENT);
       expect(request.headers.accept).toBe('application/json');
