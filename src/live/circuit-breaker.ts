@@ -44,6 +44,11 @@ export class CircuitBreaker {
     return true;
   }
 
+  /** The call that allow() let through did not happen (e.g. no token): free the trial slot, change nothing else. */
+  cancel(): void {
+    this.trialInFlight = false;
+  }
+
   success(): void {
     this.failures = 0;
     this.openUntil = 0;

@@ -66,7 +66,7 @@ export class ProviderChain<Q = string> {
       if (this.now() >= deadline) break;
       if (!breaker.allow()) continue;
       if (!bucket.tryTake()) {
-        breaker.success(); // not the upstream's fault; release a half-open trial
+        breaker.cancel(); // no call was made: a half-open trial stays available
         continue;
       }
       try {

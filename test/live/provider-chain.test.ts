@@ -171,6 +171,17 @@ describe('circuit breaker and token bucket', () => {
     expect(breaker.state).toBe('open');
   });
 
+  it('a cancelled trial leaves the breaker half-open, not closed', () => {
+    const clock = new Clock();
+    const breaker = new CircuitBreaker({ threshold: 1, pauseMs: 1000, now: clock.now });
+    breaker.failure();
+    clock.ms += 1000;
+    expect(breaker.allow()).toBe(true);
+    breaker.cancel();
+    expect(breaker.state).toBe('half-open');
+    expect(breaker.allow()).toBe(true);
+  });
+
   it('refills at the sustained rate up to the burst', () => {
     const clock = new Clock();
     const bucket = new TokenBucket(60, 2, clock.now);
