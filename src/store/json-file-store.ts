@@ -1,6 +1,9 @@
 /**
- * The JSON file store: one lowdb snapshot file in DATA_DIR, read at start into memory, rewritten
- * durably after each transaction, and guarded by a lock so that only one process writes it.
+ * The JSON file store in DATA_DIR, readable by a person: `agent-context.json`, a snapshot that lowdb reads
+ * and writes (durably, through DurableJsonFile), and `agent-context.journal`, the JSON-lines write-ahead
+ * journal of every transaction since that snapshot. A write costs one appended line, group-committed;
+ * the journal is folded into a new snapshot when it grows past a bound and at clean shutdown. On start
+ * the snapshot is loaded and the journal replayed. A lock keeps it to one writing process.
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -8,10 +11,14 @@ import { Low } from 'lowdb';
 import type { StorePort } from '../core/store-port.js';
 import { acquireDataDirLock, type DataDirLock, type LockHolder } from './data-dir-lock.js';
 import { DurableJsonFile } from './durable-json-file.js';
-import { StateStore } from './state-store.js';
+import { Journal, JournalCorruptError } from './journal.js';
+import { type Persistence, StateStore } from './state-store.js';
 import { EMPTY_SNAPSHOT, type Snapshot, StoreState } from './store-state.js';
 
 export const STORE_FILE = 'agent-context.json';
+export const JOURNAL_FILE = 'agent-context.journal';
+/** Fold the journal into the snapshot once it is this large. */
+export const DEFAULT_MAX_JOURNAL_BYTES = 64 * 1024 * 1024;
 
 export class StoreFileError extends Error {}
 
@@ -36,31 +43,71 @@ export interface JsonFileStore {
   lock: DataDirLock;
 }
 
-export async function openJsonFileStore(dataDir: string, holder: LockHolder): Promise<JsonFileStore> {
+export interface JsonFileStoreOptions {
+  maxJournalBytes?: number;
+}
+
+export async function openJsonFileStore(
+  dataDir: string,
+  holder: LockHolder,
+  options: JsonFileStoreOptions = {},
+): Promise<JsonFileStore> {
   await mkdir(dataDir, { recursive: true });
   const lock = await acquireDataDirLock(dataDir, holder);
-  const file = path.join(dataDir, STORE_FILE);
-  const db = new Low<Snapshot>(new DurableJsonFile<Snapshot>(file), EMPTY_SNAPSHOT);
-  const load = async () => {
-    try {
-      await db.read();
-    } catch (err) {
-      throw new StoreFileError(`${file} could not be read as JSON (${(err as Error).message}).`);
-    }
-    return StoreState.fromSnapshot(checkSnapshot(db.data, file));
-  };
   try {
-    const state = await load();
-    const store = new StateStore(state, {
-      persist: async (current, changes) => {
-        db.data = current.toSnapshot(changes);
-        await db.write();
-      },
-      close: () => lock.release(),
-    });
+    const store = await openLocked(dataDir, lock, options.maxJournalBytes ?? DEFAULT_MAX_JOURNAL_BYTES);
     return { store, lock };
   } catch (err) {
     await lock.release();
     throw err;
   }
+}
+
+async function openLocked(dataDir: string, lock: DataDirLock, maxJournalBytes: number): Promise<StorePort> {
+  const file = path.join(dataDir, STORE_FILE);
+  const db = new Low<Snapshot>(new DurableJsonFile<Snapshot>(file), EMPTY_SNAPSHOT);
+  try {
+    await db.read();
+  } catch (err) {
+    throw new StoreFileError(`${file} could not be read as JSON (${(err as Error).message}).`);
+  }
+  const snapshot = checkSnapshot(db.data, file);
+  const state = StoreState.fromSnapshot(snapshot);
+  let seq = snapshot.lastSeq ?? 0;
+
+  let opened: Awaited<ReturnType<typeof Journal.open>>;
+  try {
+    opened = await Journal.open(path.join(dataDir, JOURNAL_FILE));
+  } catch (err) {
+    if (err instanceof JournalCorruptError) throw new StoreFileError(err.message);
+    throw err;
+  }
+  const { journal, entries } = opened;
+  for (const entry of entries) {
+    if (entry.seq <= seq) continue; // already in the snapshot (a crash between snapshot and truncation)
+    for (const change of entry.changes) state.apply(change);
+    seq = entry.seq;
+  }
+
+  const compact = async (current: StoreState, upTo: number) => {
+    await journal.drain();
+    db.data = { ...current.toSnapshot(), lastSeq: upTo };
+    await db.write();
+    await journal.truncate();
+  };
+  const persistence: Persistence = {
+    append: (n, changes) => journal.append(n, changes),
+    waitFor: (n) => journal.waitFor(n),
+    compactionDue: () => journal.size > maxJournalBytes,
+    compact,
+    close: async (current, upTo, compactFirst) => {
+      try {
+        if (compactFirst && journal.size > 0) await compact(current, upTo);
+      } finally {
+        await journal.close();
+        await lock.release();
+      }
+    },
+  };
+  return new StateStore(state, persistence, seq);
 }

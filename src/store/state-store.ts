@@ -1,8 +1,11 @@
 /**
- * StorePort over an in-memory StoreState. Transactions run one at a time; a transaction's changes are
- * first persisted (with the committed state they apply to) and only then applied to the state, so a read
- * never sees a change that is not on disk, and a failed save leaves memory as it was. With no-op
- * persistence it is also the in-memory store used by unit tests.
+ * StorePort over an in-memory StoreState, with a write-ahead log for durability. Transactions run one at
+ * a time (so none can interleave with another and overdraw a balance or lose an update); each commit
+ * applies its changes to the state, hands them to the log under the next sequence number, and releases
+ * the next transaction at once. The committing call resolves only once its changes are durable, so many
+ * transactions share one disk flush (group commit). Reads wait until what they could see is durable.
+ * If the log fails, nothing more is acknowledged: the store refuses all work until a restart replays
+ * what reached the disk.
  */
 import { AppError } from '../core/errors.js';
 import type { StorePort, StoreReader, StoreTx } from '../core/store-port.js';
@@ -10,64 +13,114 @@ import type { Change } from './changes.js';
 import { StateTx } from './state-tx.js';
 import { StoreState } from './store-state.js';
 
+/** Where committed changes go. All methods may be called only by StateStore. */
 export interface Persistence {
-  /** Makes `state` with `changes` applied durable; `state` itself must not be modified. */
-  persist(state: StoreState, changes: readonly Change[]): Promise<void>;
-  close(): Promise<void>;
+  /** Makes a transaction's changes durable; resolves when they are. */
+  append(seq: number, changes: readonly Change[]): Promise<void>;
+  /** Resolves once everything up to `seq` is durable. */
+  waitFor(seq: number): Promise<void>;
+  /** Whether the log has grown enough to fold it into a snapshot. */
+  compactionDue(): boolean;
+  /** Folds everything up to `seq` (all of `state`) into a snapshot; called with no transaction running. */
+  compact(state: StoreState, seq: number): Promise<void>;
+  /** Release at shutdown; with `compact`, fold the log into a snapshot first (clean shutdown). */
+  close(state: StoreState, seq: number, compact: boolean): Promise<void>;
 }
 
 const noPersistence: Persistence = {
-  persist: async () => {},
+  append: async () => {},
+  waitFor: async () => {},
+  compactionDue: () => false,
+  compact: async () => {},
   close: async () => {},
 };
 
 export class StateStore implements StorePort {
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
+  private failed: unknown;
+  private compacting = false;
 
   constructor(
     private readonly state: StoreState,
     private readonly persistence: Persistence = noPersistence,
+    /** Sequence number of the last change already in the state (from the snapshot and journal). */
+    private seq = 0,
   ) {}
 
-  transact<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
+  async transact<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
     const run = async () => {
-      this.assertOpen();
+      this.assertUsable();
       const tx = new StateTx(this.state);
       const result = await work(tx);
-      if (tx.changes.length === 0) return result;
+      if (tx.changes.length === 0) return { result, durable: undefined };
+      const seq = ++this.seq;
+      for (const change of tx.changes) this.state.apply(change);
+      const durable = this.persistence.append(seq, tx.changes);
+      durable.catch((err) => {
+        this.failed ??= err;
+      });
+      this.scheduleCompaction();
+      return { result, durable };
+    };
+    const next = this.queue.then(run, run);
+    this.queue = next.catch(() => undefined);
+    const { result, durable } = await next;
+    if (durable) {
       try {
-        await this.persistence.persist(this.state, tx.changes);
+        await durable;
       } catch (err) {
         throw new AppError(
           'internal',
-          'The store could not save this change; nothing was changed, retry.',
+          'The store could not save this change; the service needs a restart.',
           {},
           err,
         );
       }
-      for (const change of tx.changes) this.state.apply(change);
-      return result;
-    };
-    const next = this.queue.then(run, run);
-    this.queue = next.catch(() => undefined);
-    return next;
+    }
+    return result;
   }
 
   async read<T>(work: (reader: StoreReader) => Promise<T>): Promise<T> {
-    this.assertOpen();
+    this.assertUsable();
+    // What this read can see must be on disk before it answers: wait for the last commit's flush.
+    await this.persistence.waitFor(this.seq);
     return work(this.state);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
-    await this.queue;
     this.closed = true;
-    await this.persistence.close();
+    await this.queue;
+    await this.persistence.close(this.state, this.seq, !this.failed);
   }
 
-  private assertOpen(): void {
+  private scheduleCompaction(): void {
+    if (this.compacting || !this.persistence.compactionDue()) return;
+    this.compacting = true;
+    const compact = async () => {
+      try {
+        if (!this.failed) await this.persistence.compact(this.state, this.seq);
+      } finally {
+        this.compacting = false;
+      }
+    };
+    // Queued like a transaction, so that no commit happens while the snapshot is taken and the log cut.
+    this.queue = this.queue.then(compact, compact).catch((err) => {
+      this.failed ??= err;
+    });
+  }
+
+  private assertUsable(): void {
     if (this.closed) throw new AppError('internal', 'The store is closed; the service is shutting down.');
+    if (this.failed) {
+      throw new AppError(
+        'internal',
+        'The store could not write to disk; the service needs a restart.',
+        {},
+        this.failed,
+      );
+    }
   }
 }
 

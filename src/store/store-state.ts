@@ -10,6 +10,8 @@ import type { Change } from './changes.js';
 /** The file format: arrays of records, readable by a person. */
 export interface Snapshot {
   format: 'agent-context/1';
+  /** The journal sequence number the snapshot includes; later journal entries are replayed on top. */
+  lastSeq?: number;
   accounts: Account[];
   memories: Memory[];
   ledger: LedgerEntry[];

@@ -198,31 +198,76 @@ for (const adapter of adapters) {
   });
 }
 
-describe('StateStore when saving fails', () => {
-  it('keeps memory as it was and never shows unsaved writes to readers', async () => {
+describe('StateStore durability contract', () => {
+  it('acknowledges a commit only once it is durable, and reads wait for what they can see', async () => {
+    const { StateStore } = await import('../../src/store/state-store.js');
+    const { StoreState } = await import('../../src/store/store-state.js');
+    const flushes: (() => void)[] = [];
+    let durableSeq = 0;
+    const waiting: { seq: number; resolve: () => void }[] = [];
+    const persistence = {
+      append: (seq: number) =>
+        new Promise<void>((resolve) =>
+          flushes.push(() => {
+            durableSeq = seq;
+            resolve();
+            for (const w of waiting.splice(0)) if (w.seq <= durableSeq) w.resolve();
+          }),
+        ),
+      waitFor: (seq: number) =>
+        seq <= durableSeq
+          ? Promise.resolve()
+          : new Promise<void>((resolve) => waiting.push({ seq, resolve })),
+      compactionDue: () => false,
+      compact: async () => {},
+      close: async () => {},
+    };
+    const store = new StateStore(new StoreState(), persistence);
+    let acknowledged = false;
+    const commit = store
+      .transact(async (tx) => tx.putAccount(account('a', 50)))
+      .then(() => {
+        acknowledged = true;
+      });
+    let readDone = false;
+    await new Promise((r) => setTimeout(r, 10));
+    const read = store
+      .read((r) => r.getAccount('a'))
+      .then((a) => {
+        readDone = true;
+        return a;
+      });
+    // A second transaction runs while the first waits for its flush (group commit).
+    const second = store.transact(async (tx) => tx.putMemory(memory('a', 'k')));
+    await new Promise((r) => setTimeout(r, 10));
+    expect([acknowledged, readDone, flushes.length]).toEqual([false, false, 2]);
+    flushes[0]?.();
+    await commit;
+    expect((await read)?.balanceCents).toBe(50);
+    flushes[1]?.();
+    await second;
+  });
+
+  it('refuses all work after the log fails, and never acknowledges the failed commit', async () => {
     const { StateStore } = await import('../../src/store/state-store.js');
     const { StoreState } = await import('../../src/store/store-state.js');
     let fail = false;
-    let seenDuringSave: number | undefined;
-    let store: StorePort;
     const persistence = {
-      persist: async () => {
-        seenDuringSave = (await store.read((r) => r.getAccount('a')))?.balanceCents;
+      append: async () => {
         if (fail) throw new Error('disk gone');
       },
+      waitFor: async () => {},
+      compactionDue: () => false,
+      compact: async () => {},
       close: async () => {},
     };
-    store = new StateStore(new StoreState(), persistence);
+    const store: StorePort = new StateStore(new StoreState(), persistence);
     await store.transact(async (tx) => tx.putAccount(account('a', 50)));
-    expect(seenDuringSave).toBeUndefined(); // the insert was not visible before it was saved
     fail = true;
     await expect(store.transact(async (tx) => tx.putAccount(account('a', 0)))).rejects.toThrow(
       /could not save/,
     );
-    expect(seenDuringSave).toBe(50);
-    expect((await store.read((r) => r.getAccount('a')))?.balanceCents).toBe(50);
-    fail = false;
-    await store.transact(async (tx) => tx.putMemory(memory('a', 'k')));
-    expect((await store.read((r) => r.getAccount('a')))?.balanceCents).toBe(50);
+    await expect(store.read((r) => r.getAccount('a'))).rejects.toThrow(/needs a restart/);
+    await expect(store.transact(async () => 1)).rejects.toThrow(/needs a restart/);
   });
 });
