@@ -149,7 +149,9 @@ export class Journal {
           this.bytes += Buffer.byteLength(text, 'utf8');
           this.durableSeq = Math.max(this.durableSeq, ...batch.map((p) => p.seq));
           for (const p of batch) p.resolve();
-          this.waiters = this.waiters.filter((w) => (w.seq <= this.durableSeq ? (w.resolve(), false) : true));
+          const ready = this.waiters.filter((w) => w.seq <= this.durableSeq);
+          this.waiters = this.waiters.filter((w) => w.seq > this.durableSeq);
+          for (const w of ready) w.resolve();
         } catch (err) {
           // The disk failed us: nothing more can be acknowledged. Fail what waits, and all that follows.
           this.failure = new Error(`writing ${this.file} failed: ${(err as Error).message}`, { cause: err });
