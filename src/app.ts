@@ -10,6 +10,7 @@ import type { Clock } from './core/clock.js';
 import { type Core, createCore } from './core/core.js';
 import type { LiveDataSource } from './core/live-port.js';
 import { createOperations, type Operation } from './core/operations.js';
+import type { StorePort } from './core/store-port.js';
 import { answerClientErrorsWithJson } from './http/client-error.js';
 import { createHttpApp } from './http/create-http-app.js';
 import { createLiveDataSource } from './live/live-data-source.js';
@@ -31,6 +32,8 @@ export interface Service {
   config: Readonly<Config>;
   core: Core;
   operations: readonly Operation[];
+  /** The store under the core, for operator tools and tests; faces go through the core. */
+  store: StorePort;
   logger: Logger;
   lock: DataDirLock;
   close(): Promise<void>;
@@ -55,6 +58,7 @@ export async function openService(config: Readonly<Config>, options: ServiceOpti
     config,
     core,
     operations: createOperations(core.schemas),
+    store,
     logger,
     lock,
     close: async () => {

@@ -1,0 +1,26 @@
+/** Runs the built `agent-context serve` as a child process, as users run it, and waits for its URL. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+
+export const CLI = path.resolve('dist/cli.js');
+
+export interface SpawnedServer {
+  child: ChildProcess;
+  url: string;
+  stderr(): string;
+  exited: Promise<number | null>;
+}
+
+export function spawnServe(env: Record<string, string>): Promise<SpawnedServer> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], { env: { ...process.env, ...env } });
+    let stderr = '';
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      const match = /listening on (http:\/\/[^"\s]+)/.exec(stderr);
+      if (match) resolve({ child, url: match[1] as string, stderr: () => stderr, exited });
+    });
+    exited.then((code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+  });
+}
