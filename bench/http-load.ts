@@ -1,0 +1,231 @@
+/**
+ * HTTP load with autocannon (in this process; the servers run in their own processes): one scenario at a
+ * time, a short warm-up, then `seconds` at `connections`. Requests can vary per request through
+ * `setupRequest` (body, path and X-API-Key), so load spreads over many agents and keys.
+ */
+import autocannon, { type AutocannonRequest, type AutocannonResult } from 'autocannon';
+import type { BenchAgent } from './prefill.js';
+import { memoryKeyOf, memoryValue } from './prefill.js';
+
+export interface LoadSettings {
+  seconds: number;
+  warmupSeconds: number;
+  connections: number;
+}
+
+export interface HttpResult {
+  scenario: string;
+  /** Memories in the store (undefined for the bare Express ceiling). */
+  memories?: number;
+  /** For the ceiling: the store size whose scenarios it was measured right before (ratios pair them). */
+  ceilingFor?: number;
+  /** 2xx responses per second over the measured window: the throughput that counts. */
+  opsPerSec: number;
+  /** Every response per second (autocannon's "Req/Sec" average), errors included. */
+  reqPerSecAll: number;
+  /** Latency of 2xx responses, ms (autocannon records only those). */
+  p50: number;
+  p99: number;
+  max: number;
+  requests: number;
+  ok: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  statusCodes: Record<string, number>;
+  seconds: number;
+}
+
+export async function load(
+  scenario: string,
+  url: string,
+  requests: AutocannonRequest[],
+  settings: LoadSettings,
+  tags: { memories?: number; ceilingFor?: number } = {},
+): Promise<HttpResult> {
+  const result: AutocannonResult = await autocannon({
+    url,
+    connections: settings.connections,
+    duration: settings.seconds,
+    requests,
+    ...(settings.warmupSeconds > 0
+      ? { warmup: { connections: settings.connections, duration: settings.warmupSeconds } }
+      : {}),
+  });
+  const statusCodes: Record<string, number> = {};
+  for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {}))
+    statusCodes[code] = Number(count);
+  const seconds = (result.finish.getTime() - result.start.getTime()) / 1000 || result.duration;
+  const ok = result['2xx'];
+  return {
+    scenario,
+    ...tags,
+    opsPerSec: ok / seconds,
+    reqPerSecAll: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    max: result.latency.max,
+    requests: result.requests.total,
+    ok,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    statusCodes,
+    seconds,
+  };
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+function pick<T>(items: readonly T[]): T {
+  return items[Math.floor(Math.random() * items.length)] as T;
+}
+
+/**
+ * memory_store: alternately a new key and an update of an existing key, each for a random agent. New keys
+ * carry a run id so that repeated runs against one store never collide.
+ */
+export function memoryStoreRequests(agents: readonly BenchAgent[]): AutocannonRequest[] {
+  const runId = Math.random().toString(36).slice(2, 8);
+  let counter = 0;
+  return [
+    {
+      method: 'POST',
+      path: '/api/ac/memory',
+      setupRequest: (request) => {
+        const n = counter++;
+        const agent = pick(agents);
+        const memoryKey =
+          n % 2 === 0
+            ? `bench.new.${runId}.${n}`
+            : pick(agent.memoryKeys.length ? agent.memoryKeys : [memoryKeyOf(0)]);
+        request.headers = { ...JSON_HEADERS, 'x-api-key': agent.key };
+        request.body = JSON.stringify({
+          agent_key: agent.key,
+          memory_key: memoryKey,
+          memory_value: memoryValue(`${runId}.${n}`),
+          memory_type: 'context',
+        });
+        return request;
+      },
+    },
+  ];
+}
+
+/** memory_retrieve: a random existing memory of a random agent (prefilled keys are never deleted). */
+export function memoryRetrieveRequests(agents: readonly BenchAgent[]): AutocannonRequest[] {
+  const withMemories = agents.filter((agent) => agent.memoryKeys.length > 0);
+  return [
+    {
+      method: 'GET',
+      setupRequest: (request) => {
+        const agent = pick(withMemories);
+        request.headers = { 'x-api-key': agent.key };
+        request.path =
+          `/api/ac/memory?agent_key=${encodeURIComponent(agent.key)}` +
+          `&memory_key=${encodeURIComponent(pick(agent.memoryKeys))}`;
+        return request;
+      },
+    },
+  ];
+}
+
+export const SEARCH_LIMIT = 10;
+
+/** memory_search: the newest SEARCH_LIMIT memories of a random agent. */
+export function memorySearchRequests(agents: readonly BenchAgent[]): AutocannonRequest[] {
+  return [
+    {
+      method: 'POST',
+      path: '/api/ac/memory/search',
+      setupRequest: (request) => {
+        const agent = pick(agents);
+        request.headers = { ...JSON_HEADERS, 'x-api-key': agent.key };
+        request.body = JSON.stringify({ agent_key: agent.key, limit: SEARCH_LIMIT });
+        return request;
+      },
+    },
+  ];
+}
+
+export const WEATHER_QUERIES = [
+  'Paris, FR',
+  'Berlin',
+  'London',
+  'Tokyo',
+  'New York',
+  'Madrid',
+  'Rome',
+  'Oslo',
+  'Lima',
+  'Nairobi',
+];
+
+export const CACHED_MINUTES = 1440;
+
+/** Data served from the cache: one of the primed weather queries, for a random agent. */
+export function cachedDataRequests(agents: readonly BenchAgent[]): AutocannonRequest[] {
+  return [
+    {
+      method: 'POST',
+      path: '/api/ac/data',
+      setupRequest: (request) => {
+        const agent = pick(agents);
+        request.headers = { ...JSON_HEADERS, 'x-api-key': agent.key };
+        request.body = JSON.stringify({
+          agent_key: agent.key,
+          query_type: 'weather',
+          query: pick(WEATHER_QUERIES),
+          cache_minutes: CACHED_MINUTES,
+        });
+        return request;
+      },
+    },
+  ];
+}
+
+/** Fetches each weather query once (fresh, from the fake upstream) so that the load is served from cache. */
+export async function primeWeatherCache(baseUrl: string, agent: BenchAgent): Promise<void> {
+  for (const query of WEATHER_QUERIES) {
+    const response = await fetch(`${baseUrl}/api/ac/data`, {
+      method: 'POST',
+      headers: { ...JSON_HEADERS, 'x-api-key': agent.key },
+      body: JSON.stringify({ agent_key: agent.key, query_type: 'weather', query, cache_minutes: 0 }),
+    });
+    const text = await response.text();
+    if (response.status !== 200)
+      throw new Error(`priming the cache for "${query}": ${response.status} ${text}`);
+  }
+  // Check that the load's requests are cache hits.
+  const response = await fetch(`${baseUrl}/api/ac/data`, {
+    method: 'POST',
+    headers: { ...JSON_HEADERS, 'x-api-key': agent.key },
+    body: JSON.stringify({
+      agent_key: agent.key,
+      query_type: 'weather',
+      query: WEATHER_QUERIES[0],
+      cache_minutes: CACHED_MINUTES,
+    }),
+  });
+  const body = (await response.json()) as { from_cache?: boolean };
+  if (response.status !== 200 || body.from_cache !== true)
+    throw new Error(
+      `the primed weather query was not served from cache: ${response.status} ${JSON.stringify(body)}`,
+    );
+}
+
+/** A ~224-byte JSON body, like a memory_store request, for the bare POST route. */
+export const BARE_POST_BODY = JSON.stringify({
+  agent_key: `ac_${'x'.repeat(43)}`,
+  memory_key: 'user.timezone',
+  memory_value: 'Europe/Berlin; prefers metric units; answers in English; '.repeat(2).slice(0, 91),
+  memory_type: 'context',
+});
+
+export function barePostRequests(): AutocannonRequest[] {
+  return [{ method: 'POST', path: '/m', headers: JSON_HEADERS, body: BARE_POST_BODY }];
+}
+
+export function bareGetRequests(): AutocannonRequest[] {
+  return [{ method: 'GET', path: '/m/k1' }];
+}

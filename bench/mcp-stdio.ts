@@ -1,0 +1,180 @@
+/**
+ * MCP over stdio: the SDK client spawns a server and calls one tool at a time (sequentially), first for a
+ * short warm-up, then for `seconds`. Also the agent-context scenario: `node dist/cli.js mcp` on a fresh
+ * pre-filled store, with `memory_store` (half new keys, half updates) and `memory_retrieve`.
+ */
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { defer, killPid, ROOT, tail } from './lifecycle.js';
+import type { BenchAgent } from './prefill.js';
+import { memoryValue } from './prefill.js';
+
+export interface McpResult {
+  scenario: string;
+  /** Size of the server's data when the phase started (memories, or graph entities). */
+  size: number;
+  opsPerSec: number;
+  p50: number;
+  p99: number;
+  max: number;
+  calls: number;
+  errors: number;
+  firstError?: string;
+  seconds: number;
+}
+
+export interface McpConnection {
+  client: Client;
+  pid: number | undefined;
+  stderr: () => string;
+  close: () => Promise<void>;
+}
+
+export async function connectStdio(
+  name: string,
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<McpConnection> {
+  const transport = new StdioClientTransport({ command, args, env, cwd: ROOT, stderr: 'pipe' });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString('utf8')).slice(-20_000);
+  });
+  const client = new Client({ name: 'agent-context-bench', version: '1.0.0' });
+  let pid: number | undefined;
+  const close = defer(`${name} over stdio`, async () => {
+    await client.close().catch(() => undefined);
+    await killPid(pid); // the transport gives up after SIGKILL without waiting; make sure
+  });
+  try {
+    await client.connect(transport);
+  } catch (err) {
+    await close();
+    throw new Error(`${name} over stdio did not start: ${(err as Error).message}\n${tail(stderr)}`);
+  }
+  pid = transport.pid ?? undefined;
+  return { client, pid, stderr: () => stderr, close };
+}
+
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index] as number;
+}
+
+type CallOutcome = { [field: string]: unknown; isError?: unknown; content?: unknown };
+
+function errorText(result: CallOutcome): string {
+  const content = result.content as Array<{ type: string; text?: string }> | undefined;
+  return content?.map((part) => part.text ?? '').join(' ') ?? 'isError';
+}
+
+/** Calls `call(i)` one after another for `seconds` (after `warmupSeconds` of the same) and times each. */
+export async function sequential(
+  scenario: string,
+  size: number,
+  seconds: number,
+  warmupSeconds: number,
+  call: (i: number) => Promise<CallOutcome>,
+): Promise<McpResult> {
+  let i = 0;
+  const warmupUntil = performance.now() + warmupSeconds * 1000;
+  while (performance.now() < warmupUntil) {
+    const result = await call(i++);
+    if (result.isError) throw new Error(`${scenario} failed during warm-up: ${errorText(result)}`);
+  }
+  const latencies: number[] = [];
+  let errors = 0;
+  let firstError: string | undefined;
+  const started = performance.now();
+  const until = started + seconds * 1000;
+  let now = started;
+  while (now < until) {
+    const before = now;
+    let outcome: CallOutcome;
+    try {
+      outcome = await call(i++);
+    } catch (err) {
+      outcome = { isError: true, content: [{ type: 'text', text: (err as Error).message }] };
+    }
+    now = performance.now();
+    latencies.push(now - before);
+    if (outcome.isError) {
+      errors++;
+      firstError ??= errorText(outcome).slice(0, 300);
+    }
+  }
+  const elapsed = (now - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    scenario,
+    size,
+    opsPerSec: (latencies.length - errors) / elapsed,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    max: latencies.at(-1) ?? Number.NaN,
+    calls: latencies.length,
+    errors,
+    ...(firstError === undefined ? {} : { firstError }),
+    seconds: elapsed,
+  };
+}
+
+/**
+ * agent-context over stdio, acting as `agent` on a store of `memories`: sequential memory_store calls
+ * (alternately a new key and an update), then memory_retrieve of random keys the agent holds.
+ */
+export async function benchAgentContextStdio(opts: {
+  dataDir: string;
+  agent: BenchAgent;
+  memories: number;
+  seconds: number;
+  warmupSeconds: number;
+}): Promise<McpResult[]> {
+  const connection = await connectStdio(
+    'agent-context mcp',
+    process.execPath,
+    [path.join(ROOT, 'dist', 'cli.js'), 'mcp'],
+    {
+      DATA_DIR: opts.dataDir,
+      AC_API_KEY: opts.agent.key,
+      AC_LOG_LEVEL: 'warn',
+      NODE_ENV: 'production',
+      // One agent takes every call here, so new keys would pass the per-agent quota (10,000) within seconds.
+      AC_MEMORIES_PER_AGENT: '10000000',
+    },
+  );
+  try {
+    const keys = [...opts.agent.memoryKeys];
+    const existing = () => keys[Math.floor(Math.random() * keys.length)] as string;
+    const store = await sequential(
+      'MCP stdio memory_store',
+      opts.memories,
+      opts.seconds,
+      opts.warmupSeconds,
+      async (i) => {
+        const key = i % 2 === 0 ? `mcp.new.${i}` : existing();
+        const result = await connection.client.callTool({
+          name: 'memory_store',
+          arguments: { memory_key: key, memory_value: memoryValue(`mcp.${i}`), memory_type: 'context' },
+        });
+        if (!result.isError && i % 2 === 0) keys.push(key);
+        return result;
+      },
+    );
+    const retrieve = await sequential(
+      'MCP stdio memory_retrieve',
+      opts.memories + keys.length - opts.agent.memoryKeys.length,
+      opts.seconds,
+      opts.warmupSeconds,
+      (_i) => connection.client.callTool({ name: 'memory_retrieve', arguments: { memory_key: existing() } }),
+    );
+    return [store, retrieve];
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\nserver stderr:\n${tail(connection.stderr())}`);
+  } finally {
+    await connection.close();
+  }
+}

@@ -1,0 +1,374 @@
+/**
+ * `npm run bench` (issue 5): the service under load at each store size, MCP over stdio, and in the same run
+ * the ceilings (a bare Express 5 app) and the peer (@modelcontextprotocol/server-memory), all back to back
+ * so that ratios are meaningful on a noisy machine. Prints Markdown tables and writes
+ * bench/results/latest.json. Settings by environment:
+ *
+ *   BENCH_SECONDS (10)              measured seconds per scenario
+ *   BENCH_WARMUP_SECONDS (2)        warm-up seconds before each scenario
+ *   BENCH_SIZES (10000,100000)      store sizes (memories) for the REST scenarios
+ *   BENCH_AGENTS (1000)             agents the memories are spread over
+ *   BENCH_CONNECTIONS (50)          autocannon connections
+ *   BENCH_MCP_MEMORIES (10000)      store size for the MCP stdio scenario
+ *   BENCH_PEER_ENTITIES (10000)     server-memory graph size
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { availableParallelism, cpus, release, totalmem, type } from 'node:os';
+import path from 'node:path';
+import { startFakeOpenMeteo } from './fake-upstream.js';
+import {
+  bareGetRequests,
+  barePostRequests,
+  cachedDataRequests,
+  type HttpResult,
+  type LoadSettings,
+  load,
+  memoryRetrieveRequests,
+  memorySearchRequests,
+  memoryStoreRequests,
+  primeWeatherCache,
+  SEARCH_LIMIT,
+} from './http-load.js';
+import { cleanupAll, defer, makeTempDir, ROOT, residentMemory, spawnWithLog } from './lifecycle.js';
+import { benchAgentContextStdio, type McpResult } from './mcp-stdio.js';
+import { prefillStore } from './prefill.js';
+import {
+  type BenchResults,
+  computeRatios,
+  formatNumber,
+  type Machine,
+  renderMarkdown,
+  type StartupResult,
+} from './report.js';
+import { benchServerMemory } from './server-memory.js';
+
+const SERVER_LOG_LEVEL = 'info';
+const LISTENING = /listening on (http:\/\/[^\s"]+)/;
+
+function envNumber(name: string, fallback: number, min: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min)
+    throw new Error(`${name} must be a number ≥ ${min}, got "${raw}".`);
+  return value;
+}
+
+function envSizes(): number[] {
+  const raw = process.env.BENCH_SIZES ?? '10000,100000';
+  const sizes = raw.split(',').map((part) => Number(part.trim()));
+  if (sizes.length === 0 || sizes.some((n) => !Number.isInteger(n) || n < 1))
+    throw new Error(`BENCH_SIZES must be a comma-separated list of positive integers, got "${raw}".`);
+  return sizes;
+}
+
+function progress(message: string): void {
+  process.stderr.write(`bench: ${message}\n`);
+}
+
+function describeMachine(): Machine {
+  let cpu = cpus()[0]?.model?.trim() ?? 'unknown CPU';
+  try {
+    const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
+    cpu = cpuinfo.match(/^model name\s*:\s*(.+)$/m)?.[1]?.trim() ?? cpu;
+  } catch {
+    // not Linux: keep os.cpus()'s
+  }
+  return {
+    cpu,
+    cores: availableParallelism(),
+    memoryGb: totalmem() / 1024 ** 3,
+    os: `${type()} ${release()}`,
+    node: process.version,
+  };
+}
+
+function gitInfo(): { commit: string; dirtyFiles: string[] } {
+  try {
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    }).trim();
+    const status = execFileSync('git', ['status', '--porcelain', '--', 'src'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    const dirtyFiles = status
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.slice(3));
+    return { commit, dirtyFiles };
+  } catch {
+    return { commit: 'unknown', dirtyFiles: [] };
+  }
+}
+
+function versionOf(name: string): string {
+  try {
+    const file = path.join(ROOT, 'node_modules', ...name.split('/'), 'package.json');
+    return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+function commandLine(): string {
+  const vars = Object.keys(process.env)
+    .filter((name) => name.startsWith('BENCH_'))
+    .sort()
+    .map((name) => `${name}=${process.env[name]}`);
+  return [...vars, 'npm run bench'].join(' ');
+}
+
+function minimalEnv(extra: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG']) {
+    const value = process.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return { ...env, ...extra };
+}
+
+async function errorLogLines(file: string): Promise<{ count: number; first?: string }> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  let count = 0;
+  let first: string | undefined;
+  for (const line of text.split('\n')) {
+    if (/"level":(50|60)\b/.test(line)) {
+      count++;
+      first ??= line.slice(0, 400);
+    }
+  }
+  return { count, ...(first === undefined ? {} : { first }) };
+}
+
+async function main(): Promise<void> {
+  const startedAt = performance.now();
+  const seconds = envNumber('BENCH_SECONDS', 10, 1);
+  const warmupSeconds = envNumber('BENCH_WARMUP_SECONDS', 2, 0);
+  const connections = envNumber('BENCH_CONNECTIONS', 50, 1);
+  const agents = envNumber('BENCH_AGENTS', 1000, 1);
+  const mcpMemories = envNumber('BENCH_MCP_MEMORIES', 10_000, 1);
+  const peerEntities = envNumber('BENCH_PEER_ENTITIES', 10_000, 1);
+  const sizes = envSizes();
+  const largest = Math.max(...sizes);
+  const settings: LoadSettings = { seconds, warmupSeconds, connections };
+  const cli = path.join(ROOT, 'dist', 'cli.js');
+  if (!existsSync(cli)) throw new Error(`${cli} is missing: run "npm run build" first (npm run bench does).`);
+
+  const http: HttpResult[] = [];
+  const mcp: McpResult[] = [];
+  const startup: StartupResult[] = [];
+  const problems: string[] = [];
+  const note = (result: HttpResult) => {
+    http.push(result);
+    progress(
+      `  ${result.scenario}: ${formatNumber(result.opsPerSec)} ops/s, p50 ${result.p50} ms, p99 ${result.p99} ms` +
+        (result.non2xx || result.errors ? `, non-2xx ${result.non2xx}, errors ${result.errors}` : ''),
+    );
+    if (result.non2xx || result.errors) {
+      problems.push(
+        `${result.scenario} @${formatNumber(result.memories ?? result.ceilingFor ?? 0)}: ` +
+          `${result.non2xx} non-2xx responses (${JSON.stringify(result.statusCodes)}), ${result.errors} errors ` +
+          `(${result.timeouts} timeouts) of ${result.requests} requests.`,
+      );
+    }
+  };
+
+  // The ceiling, bare Express 5, runs throughout (idle when not loaded) and is measured right before each
+  // size's scenarios, so that each ratio pairs measurements taken minutes apart at most.
+  progress('starting bare Express 5 (the ceiling)');
+  const { dir: bareDir } = await makeTempDir('bare');
+  const bare = spawnWithLog({
+    name: 'bare Express',
+    args: ['--import', 'tsx', path.join(ROOT, 'bench', 'bare-express.ts')],
+    env: minimalEnv({ NODE_ENV: 'production' }),
+    logFile: path.join(bareDir, 'stderr.log'),
+    readyPattern: LISTENING,
+  });
+  const bareUrl = (await bare.ready).match[1] as string;
+
+  const upstream = await startFakeOpenMeteo();
+  defer('fake Open-Meteo', () => upstream.close());
+
+  for (const size of sizes) {
+    progress(`bare Express 5 (the ceiling for ${formatNumber(size)})`);
+    note(await load('bare Express POST', bareUrl, barePostRequests(), settings, { ceilingFor: size }));
+    note(await load('bare Express GET', bareUrl, bareGetRequests(), settings, { ceilingFor: size }));
+    progress(`agent-context REST with ${formatNumber(size)} memories over ${formatNumber(agents)} agents`);
+    const { dir, remove } = await makeTempDir(`rest-${size}`);
+    const dataDir = path.join(dir, 'data');
+    await mkdir(dataDir);
+    const prefill = await prefillStore(dataDir, size, agents);
+    progress(`  prefilled ${(prefill.fileBytes / 1e6).toFixed(1)} MB in ${formatNumber(prefill.ms)} ms`);
+    const server = spawnWithLog({
+      name: 'agent-context serve',
+      args: [cli, 'serve'],
+      env: minimalEnv({
+        DATA_DIR: dataDir,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        AC_LOG_LEVEL: SERVER_LOG_LEVEL,
+        NODE_ENV: 'production',
+        AC_WEATHER_PROVIDERS: 'open-meteo',
+        AC_OPEN_METEO_GEOCODING_URL: upstream.url,
+        AC_OPEN_METEO_FORECAST_URL: upstream.url,
+      }),
+      logFile: path.join(dir, 'server.log'),
+      readyPattern: LISTENING,
+      timeoutMs: 120_000,
+      stopGraceMs: 120_000,
+    });
+    const { ms: readyMs, match } = await server.ready;
+    const pid = server.child.pid as number;
+    const atReady = await residentMemory(pid);
+    const url = match[1] as string;
+    progress(`  ready in ${formatNumber(readyMs)} ms at ${url}, RSS ${atReady?.rssMb.toFixed(0)} MB`);
+
+    await primeWeatherCache(url, prefill.agents[0] as (typeof prefill.agents)[number]);
+    // Reads first, so that they see the store at its nominal size; memory_store (which adds keys) last.
+    note(
+      await load('memory_retrieve', url, memoryRetrieveRequests(prefill.agents), settings, {
+        memories: size,
+      }),
+    );
+    note(
+      await load('memory_search', url, memorySearchRequests(prefill.agents), settings, { memories: size }),
+    );
+    note(await load('data (cached)', url, cachedDataRequests(prefill.agents), settings, { memories: size }));
+    note(await load('memory_store', url, memoryStoreRequests(prefill.agents), settings, { memories: size }));
+
+    const afterLoad = await residentMemory(pid);
+    const stopping = performance.now();
+    const exitCode = await server.stop();
+    const shutdownMs = performance.now() - stopping;
+    const errors = await errorLogLines(server.logFile);
+    if (errors.count)
+      problems.push(
+        `server @${formatNumber(size)} logged ${errors.count} error lines; first: ${errors.first}`,
+      );
+    if (exitCode !== 0)
+      problems.push(`server @${formatNumber(size)} exited with code ${exitCode} after SIGTERM.`);
+    startup.push({
+      memories: size,
+      snapshotMb: prefill.fileBytes / 1e6,
+      prefillMs: prefill.ms,
+      readyMs,
+      rssReadyMb: atReady?.rssMb ?? Number.NaN,
+      rssAfterLoadMb: afterLoad?.rssMb ?? Number.NaN,
+      peakRssMb: afterLoad?.peakMb ?? Number.NaN,
+      shutdownMs,
+      exitCode,
+      errorLogLines: errors.count,
+      ...(errors.first === undefined ? {} : { firstErrorLog: errors.first }),
+    });
+    await remove();
+  }
+
+  await bare.stop();
+
+  {
+    progress(`agent-context MCP over stdio with ${formatNumber(mcpMemories)} memories`);
+    const { dir, remove } = await makeTempDir('mcp');
+    const prefill = await prefillStore(dir, mcpMemories, agents);
+    const results = await benchAgentContextStdio({
+      dataDir: dir,
+      agent: prefill.agents[0] as (typeof prefill.agents)[number],
+      memories: prefill.memories,
+      seconds,
+      warmupSeconds,
+    });
+    for (const result of results) {
+      mcp.push(result);
+      progress(
+        `  ${result.scenario}: ${formatNumber(result.opsPerSec)} calls/s, p99 ${result.p99.toFixed(2)} ms`,
+      );
+    }
+    await remove();
+  }
+
+  let peerBuildMs = 0;
+  {
+    progress(
+      `@modelcontextprotocol/server-memory over stdio, graph of ${formatNumber(peerEntities)} entities`,
+    );
+    const { dir, remove } = await makeTempDir('server-memory');
+    const peer = await benchServerMemory({ dir, entities: peerEntities, seconds, warmupSeconds });
+    peerBuildMs = peer.buildMs;
+    for (const result of peer.results) {
+      mcp.push(result);
+      progress(
+        `  ${result.scenario}: ${formatNumber(result.opsPerSec)} calls/s, p99 ${result.p99.toFixed(2)} ms`,
+      );
+    }
+    await remove();
+  }
+
+  for (const result of mcp) {
+    if (result.errors)
+      problems.push(
+        `${result.scenario}: ${result.errors} of ${result.calls} calls failed; first: ${result.firstError}`,
+      );
+  }
+
+  const results: BenchResults = {
+    date: new Date().toISOString(),
+    command: commandLine(),
+    machine: describeMachine(),
+    versions: {
+      'agent-context': (
+        JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }
+      ).version,
+      express: versionOf('express'),
+      autocannon: versionOf('autocannon'),
+      '@modelcontextprotocol/sdk': versionOf('@modelcontextprotocol/sdk'),
+      '@modelcontextprotocol/server-memory': versionOf('@modelcontextprotocol/server-memory'),
+      lowdb: versionOf('lowdb'),
+    },
+    git: gitInfo(),
+    settings: {
+      seconds,
+      warmupSeconds,
+      connections,
+      sizes,
+      agents,
+      mcpMemories,
+      peerEntities,
+      searchLimit: SEARCH_LIMIT,
+      serverLogLevel: SERVER_LOG_LEVEL,
+    },
+    http,
+    mcp,
+    startup,
+    peerBuildMs,
+    ratios: computeRatios(http, mcp, startup, largest),
+    problems,
+    totalSeconds: (performance.now() - startedAt) / 1000,
+  };
+  const resultsDir = path.join(ROOT, 'bench', 'results');
+  await mkdir(resultsDir, { recursive: true });
+  const jsonFile = path.join(resultsDir, 'latest.json');
+  await writeFile(jsonFile, `${JSON.stringify(results, null, 2)}\n`);
+  process.stdout.write(`\n${renderMarkdown(results)}\n\nJSON: ${path.relative(ROOT, jsonFile)}\n`);
+}
+
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (interrupted) return;
+    interrupted = true;
+    progress(`${signal}: cleaning up`);
+    cleanupAll().finally(() => process.exit(130));
+  });
+}
+
+try {
+  await main();
+} catch (err) {
+  process.stderr.write(`bench: failed: ${(err as Error)?.stack ?? String(err)}\n`);
+  process.exitCode = 1;
+} finally {
+  await cleanupAll();
+}
