@@ -65,17 +65,20 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.use(requireJsonBody);
   app.use(express.json({ limit: options.bodyMaxBytes, strict: true, type: JSON_TYPES }));
 
+  // One lookup each for OPTIONS and for a known path with another method, rather than a layer per path.
   const allowed = methodsByPath(operations, options.adminToken);
-  for (const [path, methods] of allowed) {
-    app.options(path, (_req, res) => {
-      res
-        .set('Allow', ['OPTIONS', ...methods].join(', '))
-        .status(204)
-        .end();
-    });
-  }
+  app.use((req, res, next) => {
+    const methods = req.method === 'OPTIONS' ? allowed.get(req.path) : undefined;
+    if (!methods) return next();
+    res
+      .set('Allow', ['OPTIONS', ...methods].join(', '))
+      .status(204)
+      .end();
+  });
+  const router = express.Router();
+  mountOperationRoutes(router, core, operations, options.adminToken);
   for (const doc of DOCUMENTS) {
-    app.get(doc.path, (req, res) => {
+    router.get(doc.path, (req, res) => {
       res.locals.operation = doc.name;
       const body = doc.render({
         baseUrl: publicBaseUrl(req, options.publicUrl),
@@ -86,19 +89,16 @@ export function createHttpApp(options: HttpAppOptions): Express {
       else res.json(body);
     });
   }
-  const router = express.Router();
-  mountOperationRoutes(router, core, operations, options.adminToken);
   app.use(router);
-
-  for (const [path, methods] of allowed) {
-    app.all(path, (req) => {
-      throw new AppError(
-        'method_not_allowed',
-        `${req.method} is not allowed on ${path}; use ${methods.filter((m) => m !== 'HEAD').join(' or ')}.`,
-        { allow: methods.join(', ') },
-      );
-    });
-  }
+  app.use((req, _res, next) => {
+    const methods = allowed.get(req.path);
+    if (!methods) return next();
+    throw new AppError(
+      'method_not_allowed',
+      `${req.method} is not allowed on ${req.path}; use ${methods.filter((m) => m !== 'HEAD').join(' or ')}.`,
+      { allow: methods.join(', ') },
+    );
+  });
   options.extraRoutes?.(app);
   app.use((req) => {
     throw notFoundRoute(req);

@@ -13,8 +13,9 @@ import type { RestOperation } from '../core/operations.js';
 import { fieldsOf, parseInput } from '../core/validation.js';
 import { bearerToken, requestKey } from './request-key.js';
 
-function sameSecret(a: string, b: string): boolean {
-  return timingSafeEqual(Buffer.from(hashKey(a), 'hex'), Buffer.from(hashKey(b), 'hex'));
+/** Whether `secret` hashes to `expectedHash` (hex), compared in constant time. */
+function matchesHash(secret: string, expectedHash: string): boolean {
+  return timingSafeEqual(Buffer.from(hashKey(secret), 'hex'), Buffer.from(expectedHash, 'hex'));
 }
 
 function requestFields(req: Request, op: RestOperation): Record<string, unknown> {
@@ -32,7 +33,7 @@ function requestFields(req: Request, op: RestOperation): Record<string, unknown>
 function takeAgentKey(
   op: RestOperation,
   fields: Record<string, unknown>,
-  key: string,
+  keyHash: string,
 ): Record<string, unknown> {
   const { agent_key: agentKey, ...rest } = fields;
   if (agentKey === undefined) {
@@ -47,7 +48,7 @@ function takeAgentKey(
   if (typeof agentKey !== 'string') {
     throw new AppError('invalid_input', 'agent_key must be a string: the API key.', { field: 'agent_key' });
   }
-  if (!sameSecret(agentKey, key)) {
+  if (!matchesHash(agentKey, keyHash)) {
     throw new AppError(
       'forbidden',
       'agent_key does not match the API key in the header; send the same key in both places.',
@@ -59,7 +60,7 @@ function takeAgentKey(
 
 function checkAdmin(req: Request, adminToken: string): void {
   const token = bearerToken(req);
-  if (token === undefined || !sameSecret(token, adminToken)) {
+  if (token === undefined || !matchesHash(token, hashKey(adminToken))) {
     throw new AppError('unauthorized', 'This operator route needs "Authorization: Bearer <AC_ADMIN_TOKEN>".');
   }
 }
@@ -81,7 +82,7 @@ function routeHandler(core: Core, op: RestOperation, adminToken: string | undefi
       const account = await core.accounts.authenticate(key);
       agentId = account.id;
       res.locals.agentId = agentId;
-      fields = takeAgentKey(op, fields, key as string);
+      fields = takeAgentKey(op, fields, account.keyHash);
     } else if (op.auth === 'admin') {
       checkAdmin(req, adminToken as string);
     }

@@ -7,9 +7,9 @@
  * start, because that is damage, not a crash.
  */
 
+import { fdatasyncSync, writeSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
-import { fdatasyncSync, writeSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import type { Change } from './changes.js';
 
