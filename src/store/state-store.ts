@@ -90,8 +90,15 @@ export class StateStore implements StorePort {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    // Requests already under way (the server has stopped taking new ones) may still be on their way to a
+    // transaction: let them in until the queue has stayed idle for a moment, then close.
+    let seen: Promise<unknown>;
+    do {
+      seen = this.queue;
+      await seen;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    } while (seen !== this.queue);
     this.closed = true;
-    await this.queue;
     await this.persistence.close(this.state, this.seq, !this.failed);
   }
 
