@@ -61,6 +61,8 @@ export function createHttpApp(options: HttpAppOptions): Express {
   const operations = restOperations(options.operations);
   const app = express();
   app.disable('x-powered-by');
+  // Every answer carries a live balance or timestamp: an ETag (a hash of each body) would never match.
+  app.set('etag', false);
   app.use(requestLog(logger));
   app.use(requireJsonBody);
   app.use(express.json({ limit: options.bodyMaxBytes, strict: true, type: JSON_TYPES }));
