@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { AppError } from '../core/errors.js';
 import type { LiveResult } from '../core/live-port.js';
-import { buildUrl, type HttpClient, type Upstream, upstreamLabel } from './http-client.js';
+import { buildUrl, type HttpClient, softFailure, type Upstream } from './http-client.js';
 import type { LiveConfig } from './live-config.js';
 import { METALS, type PriceQuery } from './price-query.js';
 
@@ -43,11 +43,7 @@ export async function fetchGoldApiPrice(
   const url = buildUrl(config.urls.goldApi, `/price/${symbol}`);
   const body = await http.getJson(GOLD_API, url, priceSchema, { deadline });
   if (body.symbol.toUpperCase() !== symbol) {
-    throw new AppError(
-      'upstream_failed',
-      `${upstreamLabel(GOLD_API)} answered for another metal; nothing was charged, try again later.`,
-      { source: GOLD_API.id },
-    );
+    throw softFailure(GOLD_API, 'for another metal');
   }
   const asOf = new Date(body.updatedAt).toISOString();
   return {

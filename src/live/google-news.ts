@@ -6,9 +6,9 @@
  */
 import { XMLParser } from 'fast-xml-parser';
 import { z } from 'zod';
-import { AppError } from '../core/errors.js';
+import type { AppError } from '../core/errors.js';
 import type { LiveResult } from '../core/live-port.js';
-import { buildUrl, type HttpClient, type Upstream, upstreamLabel } from './http-client.js';
+import { buildUrl, type HttpClient, softFailure, type Upstream } from './http-client.js';
 import type { LiveConfig } from './live-config.js';
 import { normaliseNewsItems } from './news-items.js';
 import { cleanText, httpUrl, siteName } from './text.js';
@@ -60,12 +60,7 @@ export function splitHeadline(item: FeedItem): { title: string; publisher: strin
 }
 
 function notRss(cause: unknown): AppError {
-  return new AppError(
-    'upstream_failed',
-    `${upstreamLabel(GOOGLE_NEWS)} answered with something that is not an RSS feed; nothing was charged, try again later.`,
-    { source: GOOGLE_NEWS.id },
-    cause,
-  );
+  return softFailure(GOOGLE_NEWS, 'with something that is not an RSS feed', cause);
 }
 
 /** The feed's items, or AppError `upstream_failed` for malformed XML or a document that is not RSS. */

@@ -107,6 +107,19 @@ function statusError(upstream: Upstream, response: Response): AppError {
   );
 }
 
+/**
+ * An answer that arrived but is not data (wrong format, a soft failure sent with 200): `upstream_failed`,
+ * "<label> answered <what>; nothing was charged, try again later."
+ */
+export function softFailure(upstream: Upstream, what: string, cause?: unknown): AppError {
+  return new AppError(
+    'upstream_failed',
+    `${upstreamLabel(upstream)} answered ${what}; nothing was charged, try again later.`,
+    { source: upstream.id },
+    cause,
+  );
+}
+
 /** Statuses worth another try: the upstream may answer next time. */
 export function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 429 || status >= 500;
@@ -199,24 +212,14 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     }
   }
 
-  function unexpected(upstream: Upstream, what: string, cause: unknown): AppError {
-    return new AppError(
-      'upstream_failed',
-      `${upstreamLabel(upstream)} answered ${what}; nothing was charged, try again later.`,
-      { source: upstream.id },
-      cause,
-    );
-  }
-
   return {
     async getText(upstream, url, call) {
       const { text, contentType } = await fetchText(upstream, url, call.accept, call);
       const type = contentType.toLowerCase();
       if (!call.contentTypes.some((wanted) => type.startsWith(wanted))) {
-        throw unexpected(
+        throw softFailure(
           upstream,
           `with ${contentType || 'no content type'} instead of the expected format`,
-          undefined,
         );
       }
       return text;
@@ -228,10 +231,10 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       try {
         json = JSON.parse(text);
       } catch (err) {
-        throw unexpected(upstream, 'with something that is not JSON', err);
+        throw softFailure(upstream, 'with something that is not JSON', err);
       }
       const parsed = schema.safeParse(json);
-      if (!parsed.success) throw unexpected(upstream, 'in an unexpected format', parsed.error);
+      if (!parsed.success) throw softFailure(upstream, 'in an unexpected format', parsed.error);
       return parsed.data;
     },
   };

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { AppError } from '../core/errors.js';
 import type { LiveResult } from '../core/live-port.js';
-import { buildUrl, type HttpClient, type Upstream, upstreamLabel } from './http-client.js';
+import { buildUrl, type HttpClient, softFailure, type Upstream } from './http-client.js';
 import type { LiveConfig } from './live-config.js';
 import { coinSymbol, type PriceQuery } from './price-query.js';
 
@@ -35,15 +35,6 @@ function unknownPair(asset: string, quote: string): AppError {
   );
 }
 
-function softFailure(what: string, cause?: unknown): AppError {
-  return new AppError(
-    'upstream_failed',
-    `${upstreamLabel(KRAKEN)} answered ${what}; nothing was charged, try again later.`,
-    { source: KRAKEN.id },
-    cause,
-  );
-}
-
 export async function fetchKrakenPrice(
   http: HttpClient,
   config: LiveConfig,
@@ -60,12 +51,12 @@ export async function fetchKrakenPrice(
     if (body.error.some((error) => error.startsWith('EQuery:Unknown asset pair'))) {
       throw unknownPair(parsed.asset, parsed.quote);
     }
-    throw softFailure('with an error', new Error(`Kraken error: ${body.error.join('; ')}`));
+    throw softFailure(KRAKEN, 'with an error', new Error(`Kraken error: ${body.error.join('; ')}`));
   }
   const tickers = Object.values(body.result ?? {});
   const [ticker] = tickers;
   if (!ticker || tickers.length !== 1) {
-    throw softFailure(`with ${tickers.length} tickers instead of one`);
+    throw softFailure(KRAKEN, `with ${tickers.length} tickers instead of one`);
   }
   return {
     source: KRAKEN.id,
