@@ -7,7 +7,7 @@ import { Buffer } from 'node:buffer';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Clock } from './clock.js';
 import { AppError } from './errors.js';
-import { credit } from './ledger.js';
+import { credit, loadAccount } from './ledger.js';
 import type { Account, LedgerEntry } from './model.js';
 import { PLAN_PAY_AS_YOU_GO, PRICES } from './pricing.js';
 import type { Input, Output } from './schemas.js';
@@ -74,9 +74,7 @@ export function createAccounts(store: StorePort, clock: Clock) {
   }
 
   async function info(agentId: string): Promise<Output<'AccountOutput'>> {
-    const account = await store.read((reader) => reader.getAccount(agentId));
-    if (!account)
-      throw new AppError('unauthorized', 'This API key no longer belongs to an account; register again.');
+    const account = await store.read((reader) => loadAccount(reader, agentId));
     return {
       email: account.email,
       name: account.name,
@@ -91,10 +89,8 @@ export function createAccounts(store: StorePort, clock: Clock) {
     input: Input<'TransactionsInput'>,
   ): Promise<Output<'TransactionsOutput'>> {
     const [account, entries] = await store.read(async (reader) =>
-      Promise.all([reader.getAccount(agentId), reader.listLedger(agentId, input.limit)]),
+      Promise.all([loadAccount(reader, agentId), reader.listLedger(agentId, input.limit)]),
     );
-    if (!account)
-      throw new AppError('unauthorized', 'This API key no longer belongs to an account; register again.');
     const list = entries.map(toTransactionView);
     return { transactions: list, count: list.length, credit_balance_cents: account.balanceCents };
   }

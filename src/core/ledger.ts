@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from './clock.js';
 import { AppError } from './errors.js';
 import type { Account, LedgerEntry, LedgerOperation } from './model.js';
-import type { StorePort, StoreTx } from './store-port.js';
+import type { StorePort, StoreReader, StoreTx } from './store-port.js';
 
 /** What a ledger entry concerns, shown in the account's transactions. */
 export type LedgerRef = Pick<LedgerEntry, 'memoryKey' | 'queryType' | 'query'>;
@@ -70,8 +70,9 @@ export function debit(tx: StoreTx, account: Account, charge: Charge, clock: Cloc
   return appendEntry(tx, account, -charge.cents, charge.operation, clock.now().toISOString(), charge.ref);
 }
 
-export async function loadAccount(tx: StoreTx, agentId: string): Promise<Account> {
-  const account = await tx.getAccount(agentId);
+/** The agent's account; `unauthorized` when it is gone (its key was valid when the request began). */
+export async function loadAccount(reader: StoreReader, agentId: string): Promise<Account> {
+  const account = await reader.getAccount(agentId);
   if (!account)
     throw new AppError('unauthorized', 'This API key no longer belongs to an account; register again.');
   return account;

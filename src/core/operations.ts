@@ -49,6 +49,13 @@ export interface Operation<In extends z.ZodType = z.ZodType, Out extends z.ZodTy
   run(core: Core, agentId: string | undefined, input: z.output<In>): Promise<z.input<Out>>;
 }
 
+/** "Cost: 1 cents." or "Cost: 2 cents fresh, 0 when served from cache.": the one wording of a price. */
+export function costSentence(op: Operation): string {
+  return op.cost.cachedCents === undefined
+    ? `Cost: ${op.cost.cents} cents.`
+    : `Cost: ${op.cost.cents} cents fresh, ${op.cost.cachedCents} when served from cache.`;
+}
+
 /** Keeps each entry's input and output types tied to its `run` while the table holds them all. */
 function define<In extends z.ZodType, Out extends z.ZodType>(op: Operation<In, Out>): Operation {
   return op as unknown as Operation;

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { type ErrorCode, HTTP_STATUS } from '../core/errors.js';
-import type { RestOperation } from '../core/operations.js';
+import { costSentence, type RestOperation } from '../core/operations.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
 import { AUTH_DESCRIPTION, type DocumentContext, type DocumentRoute } from './discovery.js';
 
@@ -53,14 +53,10 @@ function operationObject(op: RestOperation): Record<string, unknown> {
   const codes: ErrorCode[] = [...GENERIC_ERRORS, ...op.errors];
   if (op.auth !== 'none') codes.push('unauthorized');
   if (op.http.method !== 'GET') codes.push(...BODY_ERRORS);
-  const costNote =
-    op.cost.cachedCents === undefined
-      ? `Cost: ${op.cost.cents} cents.`
-      : `Cost: ${op.cost.cents} cents fresh, ${op.cost.cachedCents} from cache.`;
   const object: Record<string, unknown> = {
     operationId: op.name,
     summary: op.summary,
-    description: `${op.description}\n\n${costNote}`,
+    description: `${op.description}\n\n${costSentence(op)}`,
     security:
       op.auth === 'agent'
         ? [{ apiKey: [] }, { bearerKey: [] }]

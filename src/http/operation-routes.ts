@@ -66,7 +66,7 @@ function checkAdmin(req: Request, adminToken: string): void {
 }
 
 function routeHandler(core: Core, op: RestOperation, adminToken: string | undefined): RequestHandler {
-  const allowed = ['agent_key', ...fieldsOf(op.input)];
+  const allowed = op.agentKeyField === 'none' ? fieldsOf(op.input) : ['agent_key', ...fieldsOf(op.input)];
   return async (req, res) => {
     res.locals.operation = op.name;
     if (req.method === 'HEAD') {
@@ -86,7 +86,7 @@ function routeHandler(core: Core, op: RestOperation, adminToken: string | undefi
     } else if (op.auth === 'admin') {
       checkAdmin(req, adminToken as string);
     }
-    const input = parseInput(op.input, fields, op.agentKeyField === 'none' ? fieldsOf(op.input) : allowed);
+    const input = parseInput(op.input, fields, allowed);
     res.status(200).json(await op.run(core, agentId, input));
   };
 }

@@ -9,7 +9,7 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Core } from '../core/core.js';
-import type { Operation } from '../core/operations.js';
+import { costSentence, type Operation } from '../core/operations.js';
 import { PRICES, SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
 import { fieldsOf, parseInput } from '../core/validation.js';
 import type { Logger } from '../logger.js';
@@ -58,15 +58,11 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
 
   for (const op of deps.operations) {
     if (!op.mcp) continue;
-    const cost =
-      op.cost.cachedCents === undefined
-        ? `Cost: ${op.cost.cents} cents.`
-        : `Cost: ${op.cost.cents} cents fresh, ${op.cost.cachedCents} when served from cache.`;
     server.registerTool(
       op.mcp.tool,
       {
         title: op.title,
-        description: `${op.description} ${cost} On failure the result is {error, code}: follow what error says.`,
+        description: `${op.description} ${costSentence(op)} On failure the result is {error, code}: follow what error says.`,
         inputSchema: op.input as z.ZodObject,
         outputSchema: op.output as z.ZodObject,
         annotations: { title: op.title, ...op.mcp.hints },
