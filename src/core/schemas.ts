@@ -28,6 +28,20 @@ function depthWithin(value: unknown, max: number): boolean {
   return true;
 }
 
+/**
+ * An integer field within [min, max], each failure naming the field. `fromQuery` accepts the numeric string
+ * a query parameter arrives as.
+ */
+function boundedInt(field: string, min: number, max: number, fromQuery = false) {
+  const base = fromQuery
+    ? z.coerce.number(`${field} must be a number`)
+    : z.number(`${field} must be a number`);
+  return base
+    .int(`${field} must be an integer`)
+    .min(min, `${field} must be at least ${min}`)
+    .max(max, `${field} must be at most ${max}`);
+}
+
 export function createSchemas(limits: Limits) {
   const MemoryKey = z
     .string()
@@ -151,10 +165,7 @@ export function createSchemas(limits: Limits) {
 
     SearchInput: z.strictObject({
       memory_type: MemoryType.optional().describe('Only memories of this type.'),
-      limit: z
-        .int('limit must be an integer')
-        .min(1, 'limit must be at least 1')
-        .max(limits.searchLimitMax, `limit must be at most ${limits.searchLimitMax}`)
+      limit: boundedInt('limit', 1, limits.searchLimitMax)
         .default(limits.searchLimitDefault)
         .describe(`At most this many memories (1-${limits.searchLimitMax}).`),
     }),
@@ -177,10 +188,7 @@ export function createSchemas(limits: Limits) {
           `query must be at most ${limits.queryMaxChars} characters once normalised (NFKC)`,
         )
         .describe('Search term (news, search), city name (weather) or asset name (price).'),
-      cache_minutes: z
-        .int('cache_minutes must be an integer')
-        .min(0, 'cache_minutes must be at least 0')
-        .max(limits.cacheMinutesMax, `cache_minutes must be at most ${limits.cacheMinutesMax}`)
+      cache_minutes: boundedInt('cache_minutes', 0, limits.cacheMinutesMax)
         .default(limits.cacheMinutesDefault)
         .describe('Accept a cached result at most this many minutes old (free); 0 always fetches fresh.'),
     }),
@@ -215,20 +223,13 @@ export function createSchemas(limits: Limits) {
     }),
 
     AccountInfoInput: z.strictObject({
-      limit: z
-        .int('limit must be an integer')
-        .min(1, 'limit must be at least 1')
-        .max(limits.transactionsLimitMax, `limit must be at most ${limits.transactionsLimitMax}`)
+      limit: boundedInt('limit', 1, limits.transactionsLimitMax)
         .default(10)
         .describe(`At most this many recent ledger entries (1-${limits.transactionsLimitMax}).`),
     }),
 
     TransactionsInput: z.strictObject({
-      limit: z.coerce
-        .number('limit must be a number')
-        .int('limit must be an integer')
-        .min(1, 'limit must be at least 1')
-        .max(limits.transactionsLimitMax, `limit must be at most ${limits.transactionsLimitMax}`)
+      limit: boundedInt('limit', 1, limits.transactionsLimitMax, true)
         .default(20)
         .describe(`At most this many entries (1-${limits.transactionsLimitMax}), newest first.`),
     }),
@@ -248,11 +249,7 @@ export function createSchemas(limits: Limits) {
 
     AddCreditsInput: z.strictObject({
       email: Email,
-      cents: z
-        .int('cents must be an integer')
-        .min(1, 'cents must be at least 1')
-        .max(limits.topUpMaxCents, `cents must be at most ${limits.topUpMaxCents}`)
-        .describe('Cents to add to the balance.'),
+      cents: boundedInt('cents', 1, limits.topUpMaxCents).describe('Cents to add to the balance.'),
     }),
     AddCreditsOutput: z.object({
       success: z.literal(true),
