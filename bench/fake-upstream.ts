@@ -1,57 +1,19 @@
 /**
  * A tiny fake Open-Meteo on loopback for the cached-data scenario: `/v1/search` (geocoding) and
- * `/v1/forecast` in the documented shapes (copied from test/live/fixtures/open-meteo.ts), so that the
+ * `/v1/forecast` in the documented shapes (the test fixtures of test/live/fixtures/open-meteo.ts), so that the
  * cache can be primed without the internet. Every place it is asked for exists.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { FORECAST_PARIS, GEOCODING_PARIS } from '../test/live/fixtures/open-meteo.js';
 
-const PLACE = {
-  id: 2988507,
-  name: 'Paris',
-  latitude: 48.85341,
-  longitude: 2.3488,
-  elevation: 42,
-  feature_code: 'PPLC',
-  country_code: 'FR',
-  admin1_id: 3012874,
-  timezone: 'Europe/Paris',
-  population: 2138551,
-  country_id: 3017382,
-  country: 'France',
-  admin1: 'Île-de-France',
-};
+const PLACE = GEOCODING_PARIS.results[0] as (typeof GEOCODING_PARIS.results)[number];
 
+/** The test fixture's forecast, observed now, so that it reads as current data. */
 function forecast() {
   const now = new Date();
   now.setUTCSeconds(0, 0);
-  return {
-    latitude: 48.86,
-    longitude: 2.3399997,
-    generationtime_ms: 0.05,
-    utc_offset_seconds: 0,
-    timezone: 'GMT',
-    timezone_abbreviation: 'GMT',
-    elevation: 43,
-    current_units: {
-      time: 'iso8601',
-      interval: 'seconds',
-      temperature_2m: '°C',
-      relative_humidity_2m: '%',
-      apparent_temperature: '°C',
-      weather_code: 'wmo code',
-      wind_speed_10m: 'km/h',
-    },
-    current: {
-      time: now.toISOString().slice(0, 16),
-      interval: 900,
-      temperature_2m: 7.4,
-      relative_humidity_2m: 87,
-      apparent_temperature: 4.9,
-      weather_code: 3,
-      wind_speed_10m: 11.2,
-    },
-  };
+  return { ...FORECAST_PARIS, current: { ...FORECAST_PARIS.current, time: now.toISOString().slice(0, 16) } };
 }
 
 export interface FakeOpenMeteo {
