@@ -1,12 +1,11 @@
 /** The agent-context command as users run it: `serve` from dist/, `credits add`, bad configuration. */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, spawnServe } from './helpers/spawn-serve.js';
 import { request } from './helpers/test-server.js';
-
-const CLI = path.resolve('dist/cli.js');
 
 function run(
   args: string[],
@@ -26,21 +25,6 @@ function run(
   });
 }
 
-function startServe(
-  env: Record<string, string>,
-): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], { env: { ...process.env, ...env } });
-    let stderr = '';
-    child.stderr.on('data', (d) => {
-      stderr += d;
-      const match = /listening on (http:\/\/[^"\s]+)/.exec(stderr);
-      if (match) resolve({ child, url: match[1] as string, stderr: () => stderr });
-    });
-    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
-  });
-}
-
 describe('agent-context CLI', () => {
   let dataDir: string;
   beforeAll(async () => {
@@ -49,7 +33,7 @@ describe('agent-context CLI', () => {
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
 
   it('serves, refuses a second writer, stops on SIGTERM and then tops up from the command line', async () => {
-    const { child, url, stderr } = await startServe({ DATA_DIR: dataDir });
+    const { child, url, stderr, exited } = await spawnServe({ DATA_DIR: dataDir });
     const reg = await request(url, 'POST', '/api/ac/register', { body: { email: 'cli@example.com' } });
     expect(reg.status).toBe(200);
     const key = reg.body.agent_key as string;
@@ -68,7 +52,7 @@ describe('agent-context CLI', () => {
     expect(stderr()).not.toContain(key);
 
     child.kill('SIGTERM');
-    const code = await new Promise((r) => child.on('exit', r));
+    const code = await exited;
     expect(code).toBe(0);
 
     const added = await run(['credits', 'add', '--email', 'CLI@example.com', '--cents', '25'], {
