@@ -212,6 +212,8 @@ async function main(): Promise<void> {
         HOST: '127.0.0.1',
         AC_LOG_LEVEL: SERVER_LOG_LEVEL,
         NODE_ENV: 'production',
+        // 50 connections from one address with a handful of keys: the limits would answer most calls 429.
+        AC_RATE_LIMIT: 'off',
         AC_WEATHER_PROVIDERS: 'open-meteo',
         AC_OPEN_METEO_GEOCODING_URL: upstream.url,
         AC_OPEN_METEO_FORECAST_URL: upstream.url,

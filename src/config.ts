@@ -93,6 +93,23 @@ const EnvSchema = z.object({
   AC_METADATA_MAX_BYTES: PositiveInt.default(DEFAULT_LIMITS.metadataMaxBytes),
   AC_MEMORIES_PER_AGENT: PositiveInt.default(DEFAULT_LIMITS.memoriesPerAgent),
   AC_QUERY_MAX_CHARS: PositiveInt.default(DEFAULT_LIMITS.queryMaxChars),
+  AC_DAILY_SPEND_LIMIT_CENTS: Optional.pipe(PositiveInt.optional()),
+  AC_RATE_LIMIT: z.enum(['on', 'off']).default('on'),
+  AC_RATE_LIMIT_PER_KEY_PER_MINUTE: PositiveInt.default(600),
+  AC_RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: PositiveInt.default(60),
+  AC_REGISTER_PER_HOUR_PER_ADDRESS: PositiveInt.default(5),
+  AC_REGISTER_PER_HOUR_PER_DOMAIN: PositiveInt.default(50),
+  AC_TRUST_PROXY: Optional,
+  AC_CORS_ORIGINS: Optional.transform((value) =>
+    (value ?? '')
+      .split(',')
+      .map((origin) => origin.trim().replace(/\/+$/u, ''))
+      .filter(Boolean),
+  ),
+  AC_LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
+  AC_SHUTDOWN_TIMEOUT_MS: PositiveInt.default(10_000),
+  AC_HEADERS_TIMEOUT_MS: PositiveInt.default(10_000),
+  AC_REQUEST_TIMEOUT_MS: PositiveInt.default(30_000),
 });
 
 /** Flags that mirror environment variables; a flag given wins over the variable. */
@@ -119,6 +136,27 @@ export interface Config {
   mcpMaxSessions: number;
   limits: Limits;
   live: LiveConfig;
+  rateLimit: RateLimitConfig;
+  /** Express's `trust proxy` setting, as given (hop count, `true`, or addresses); unset trusts no proxy. */
+  trustProxy: string | undefined;
+  /** Origins allowed to call from a browser; empty: CORS off. */
+  corsOrigins: readonly string[];
+  /** `auto`: readable when stderr is a terminal, JSON otherwise. */
+  logFormat: 'auto' | 'json' | 'pretty';
+  /** How long a shutdown waits for requests in flight before it closes their connections. */
+  shutdownTimeoutMs: number;
+  /** A client must send its request headers within this time, and the whole request within the next. */
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+}
+
+export interface RateLimitConfig {
+  /** `AC_RATE_LIMIT=off` turns every limit off, the registration limits included. */
+  enabled: boolean;
+  perKeyPerMinute: number;
+  unauthenticatedPerMinute: number;
+  registerPerHourPerAddress: number;
+  registerPerHourPerDomain: number;
 }
 
 export class ConfigError extends Error {}
@@ -158,7 +196,21 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
       metadataMaxBytes: e.AC_METADATA_MAX_BYTES,
       memoriesPerAgent: e.AC_MEMORIES_PER_AGENT,
       queryMaxChars: e.AC_QUERY_MAX_CHARS,
+      ...(e.AC_DAILY_SPEND_LIMIT_CENTS === undefined ? {} : { dailySpendCents: e.AC_DAILY_SPEND_LIMIT_CENTS }),
     }),
+    rateLimit: Object.freeze({
+      enabled: e.AC_RATE_LIMIT === 'on',
+      perKeyPerMinute: e.AC_RATE_LIMIT_PER_KEY_PER_MINUTE,
+      unauthenticatedPerMinute: e.AC_RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE,
+      registerPerHourPerAddress: e.AC_REGISTER_PER_HOUR_PER_ADDRESS,
+      registerPerHourPerDomain: e.AC_REGISTER_PER_HOUR_PER_DOMAIN,
+    }),
+    trustProxy: e.AC_TRUST_PROXY,
+    corsOrigins: Object.freeze(e.AC_CORS_ORIGINS),
+    logFormat: e.AC_LOG_FORMAT,
+    shutdownTimeoutMs: e.AC_SHUTDOWN_TIMEOUT_MS,
+    headersTimeoutMs: Math.min(e.AC_HEADERS_TIMEOUT_MS, e.AC_REQUEST_TIMEOUT_MS),
+    requestTimeoutMs: e.AC_REQUEST_TIMEOUT_MS,
     live: Object.freeze({
       userAgent: 'agent-context/1.0 (+https://github.com/agent-context/agent-context)',
       timeoutMs: e.AC_UPSTREAM_TIMEOUT_MS,

@@ -16,6 +16,8 @@ export interface Limits {
   nameMaxChars: number;
   topUpMaxCents: number;
   transactionsLimitMax: number;
+  /** Most cents one agent may spend per UTC day; absent: no daily limit. */
+  dailySpendCents?: number;
 }
 
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({

@@ -83,7 +83,13 @@ export async function request(base: string, method: string, pathname: string, op
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'ac-test-')));
-  const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', AC_LOG_LEVEL: 'silent', ...options.env });
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    PORT: '0',
+    AC_LOG_LEVEL: 'silent',
+    AC_RATE_LIMIT: 'off',
+    ...options.env,
+  });
   const running = await startServer(config, {
     command: 'serve',
     ...(options.clock ? { clock: options.clock } : {}),
