@@ -93,7 +93,7 @@ const EnvSchema = z.object({
   AC_METADATA_MAX_BYTES: PositiveInt.default(DEFAULT_LIMITS.metadataMaxBytes),
   AC_MEMORIES_PER_AGENT: PositiveInt.default(DEFAULT_LIMITS.memoriesPerAgent),
   AC_QUERY_MAX_CHARS: PositiveInt.default(DEFAULT_LIMITS.queryMaxChars),
-  AC_DAILY_SPEND_LIMIT_CENTS: Optional.pipe(PositiveInt.optional()),
+  AC_DAILY_SPEND_LIMIT_CENTS: Optional.pipe(z.coerce.number<string | undefined>().int().min(1).optional()),
   AC_RATE_LIMIT: z.enum(['on', 'off']).default('on'),
   AC_RATE_LIMIT_PER_KEY_PER_MINUTE: PositiveInt.default(600),
   AC_RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: PositiveInt.default(60),
@@ -196,7 +196,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
       metadataMaxBytes: e.AC_METADATA_MAX_BYTES,
       memoriesPerAgent: e.AC_MEMORIES_PER_AGENT,
       queryMaxChars: e.AC_QUERY_MAX_CHARS,
-      ...(e.AC_DAILY_SPEND_LIMIT_CENTS === undefined ? {} : { dailySpendCents: e.AC_DAILY_SPEND_LIMIT_CENTS }),
+      ...(e.AC_DAILY_SPEND_LIMIT_CENTS === undefined
+        ? {}
+        : { dailySpendCents: e.AC_DAILY_SPEND_LIMIT_CENTS }),
     }),
     rateLimit: Object.freeze({
       enabled: e.AC_RATE_LIMIT === 'on',

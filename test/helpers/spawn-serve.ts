@@ -13,7 +13,9 @@ export interface SpawnedServer {
 
 export function spawnServe(env: Record<string, string>): Promise<SpawnedServer> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], { env: { ...process.env, AC_RATE_LIMIT: 'off', ...env } });
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], {
+      env: { ...process.env, AC_RATE_LIMIT: 'off', ...env },
+    });
     let stderr = '';
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     child.stderr.on('data', (d) => {

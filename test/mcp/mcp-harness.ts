@@ -23,7 +23,12 @@ export async function openInProcess(
   options: { live?: LiveDataSource; env?: Record<string, string> } = {},
 ): Promise<InProcess> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'ac-mcp-'));
-  const config = loadConfig({ DATA_DIR: dataDir, AC_LOG_LEVEL: 'silent', AC_RATE_LIMIT: 'off', ...options.env });
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    AC_LOG_LEVEL: 'silent',
+    AC_RATE_LIMIT: 'off',
+    ...options.env,
+  });
   const service = await openService(config, {
     command: 'test',
     ...(options.live ? { live: options.live } : {}),
