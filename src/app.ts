@@ -104,6 +104,9 @@ export async function startServer(config: Readonly<Config>, options: ServiceOpti
     throw err;
   }
   answerClientErrorsWithJson(server);
+  // Slow clients: headers must arrive within headersTimeoutMs, the whole request within requestTimeoutMs.
+  server.headersTimeout = config.headersTimeoutMs;
+  server.requestTimeout = config.requestTimeoutMs;
   const { port } = server.address() as AddressInfo;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
