@@ -2,6 +2,7 @@
  * Configuration, parsed once with zod from the environment and command-line flags (flags win) into a
  * frozen Config. Nothing else reads process.env. A bad value stops start-up with a message naming it.
  */
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_LIMITS, type Limits } from './core/limits.js';
@@ -20,6 +21,45 @@ const Optional = z
   .string()
   .optional()
   .transform((value) => (value === '' ? undefined : value));
+
+/** Express's named address ranges, accepted in AC_TRUST_PROXY's list. */
+const TRUST_PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** One entry of AC_TRUST_PROXY's list: an address, a subnet (`10.0.0.0/8`, `fd00::/8`) or a named range. */
+function isTrustProxyEntry(entry: string): boolean {
+  if (TRUST_PROXY_NAMES.includes(entry)) return true;
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const version = isIP(address);
+  if (version === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/u.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128);
+}
+
+/**
+ * Express's `trust proxy` setting: `true` (trust every hop: only behind a proxy that overwrites
+ * X-Forwarded-For), `false`, a hop count, or a comma-separated list of the proxies' addresses or subnets.
+ */
+const TrustProxy = Optional.transform((value, ctx): TrustProxySetting => {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  if (/^\d+$/u.test(value)) return Number(value);
+  const entries = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  const bad = entries.filter((entry) => !isTrustProxyEntry(entry));
+  if (entries.length === 0 || bad.length > 0) {
+    ctx.addIssue({
+      code: 'custom',
+      message:
+        `must be true, false, a hop count (e.g. 1) or a comma-separated list of proxy addresses or subnets ` +
+        `(e.g. 10.0.0.1,192.168.0.0/16, or ${TRUST_PROXY_NAMES.join(', ')})` +
+        (bad.length > 0 ? `; not an address or subnet: ${bad.join(', ')}` : ''),
+    });
+    return z.NEVER;
+  }
+  return entries;
+});
 
 /** The environment variable that overrides each upstream's base URL. */
 export const UPSTREAM_URL_VARIABLES = {
@@ -99,7 +139,7 @@ const EnvSchema = z.object({
   AC_RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: PositiveInt.default(60),
   AC_REGISTER_PER_HOUR_PER_ADDRESS: PositiveInt.default(5),
   AC_REGISTER_PER_HOUR_PER_DOMAIN: PositiveInt.default(50),
-  AC_TRUST_PROXY: Optional,
+  AC_TRUST_PROXY: TrustProxy,
   AC_CORS_ORIGINS: Optional.transform((value) =>
     (value ?? '')
       .split(',')
@@ -137,8 +177,8 @@ export interface Config {
   limits: Limits;
   live: LiveConfig;
   rateLimit: RateLimitConfig;
-  /** Express's `trust proxy` setting, as given (hop count, `true`, or addresses); unset trusts no proxy. */
-  trustProxy: string | undefined;
+  /** Express's `trust proxy` setting (AC_TRUST_PROXY); `false` (unset) trusts no proxy. */
+  trustProxy: TrustProxySetting;
   /** Origins allowed to call from a browser; empty: CORS off. */
   corsOrigins: readonly string[];
   /** `auto`: readable when stderr is a terminal, JSON otherwise. */
@@ -149,6 +189,9 @@ export interface Config {
   headersTimeoutMs: number;
   requestTimeoutMs: number;
 }
+
+/** `true`, `false`, a hop count, or proxy addresses and subnets, as Express's `trust proxy` takes them. */
+export type TrustProxySetting = boolean | number | readonly string[];
 
 export interface RateLimitConfig {
   /** `AC_RATE_LIMIT=off` turns every limit off, the registration limits included. */

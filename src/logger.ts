@@ -1,13 +1,51 @@
 /**
- * The service logger: pino, one JSON line per event, on stderr (stdout carries the MCP protocol over
- * stdio). Keys are never logged: headers are not logged at all and the request log omits query strings.
- * Writes are synchronous: an asynchronous buffer grew by hundreds of megabytes under load in the
- * benchmark, and loses the last lines when the process is killed.
+ * The service logger: pino on stderr (stdout carries the MCP protocol over stdio), JSON lines in production
+ * and readable lines in a terminal (AC_LOG_FORMAT, `auto` by default: readable when stderr is a TTY).
+ * Keys are never logged: headers are not logged at all, the request log omits query strings, and the
+ * fields that could hold a key or a memory value are redacted should anything ever log them.
+ * Writes are synchronous, in both formats: an asynchronous buffer grew by hundreds of megabytes under load
+ * in the benchmark, and loses the last lines when the process is killed. The readable format is
+ * pino-pretty's formatter called in-process on each line (no worker thread, no stream pipeline).
  */
-import pino from 'pino';
+import pino, { type DestinationStream } from 'pino';
+import { isColorSupported, prettyFactory } from 'pino-pretty';
 
 export type Logger = pino.Logger;
+export type LogFormat = 'auto' | 'json' | 'pretty';
 
-export function createLogger(level: string): Logger {
-  return pino({ level, base: { service: 'agent-context' } }, pino.destination({ fd: 2, sync: true }));
+/** Fields that would hold a secret or a memory value, wherever a log call might put them. */
+const REDACT = [
+  'key',
+  'agent_key',
+  'apiKey',
+  'authorization',
+  'memory_value',
+  'headers.authorization',
+  'headers["x-api-key"]',
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+];
+
+export interface LoggerOptions {
+  format?: LogFormat;
+  /** Where lines go; stderr (fd 2) by default. */
+  destination?: DestinationStream;
+  /** Whether the destination is a terminal, for `auto` (default: whether stderr is a TTY). */
+  isTty?: boolean;
+}
+
+function prettyDestination(out: DestinationStream, colorize: boolean): DestinationStream {
+  const format = prettyFactory({ colorize, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' });
+  return { write: (line: string) => out.write(format(line)) };
+}
+
+export function createLogger(level: string, options: LoggerOptions = {}): Logger {
+  const format = options.format ?? 'json';
+  const out = options.destination ?? pino.destination({ fd: 2, sync: true });
+  const tty = options.isTty ?? process.stderr.isTTY === true;
+  const pretty = format === 'pretty' || (format === 'auto' && tty);
+  return pino(
+    { level, base: { service: 'agent-context' }, redact: { paths: REDACT, censor: '[redacted]' } },
+    pretty ? prettyDestination(out, tty && isColorSupported) : out,
+  );
 }

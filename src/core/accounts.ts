@@ -7,7 +7,7 @@ import { Buffer } from 'node:buffer';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Clock } from './clock.js';
 import { AppError } from './errors.js';
-import { credit, loadAccount } from './ledger.js';
+import { type Ledger, loadAccount } from './ledger.js';
 import type { Account, LedgerEntry } from './model.js';
 import { PLAN_PAY_AS_YOU_GO, PRICES } from './pricing.js';
 import type { Input, Output } from './schemas.js';
@@ -28,7 +28,7 @@ export const KEY_UNKNOWN = 'Unknown API key: check it was copied whole.';
 export const HOW_TO_AUTHENTICATE =
   'Send the key as "X-API-Key: <key>" or "Authorization: Bearer <key>"; get a key with POST /api/ac/register.';
 
-export function createAccounts(store: StorePort, clock: Clock) {
+export function createAccounts(store: StorePort, ledger: Ledger, clock: Clock) {
   async function register(input: Input<'RegisterInput'>): Promise<Output<'RegisterOutput'>> {
     const key = generateKey();
     const account = await store.transact(async (tx) => {
@@ -49,7 +49,7 @@ export function createAccounts(store: StorePort, clock: Clock) {
         createdAt: clock.now().toISOString(),
       };
       await tx.putAccount(created);
-      return credit(tx, created, PRICES.starterCredit, 'starter_credit', clock);
+      return ledger.credit(tx, created, PRICES.starterCredit, 'starter_credit');
     });
     return {
       agent_key: key,
@@ -112,7 +112,7 @@ export function createAccounts(store: StorePort, clock: Clock) {
           field: 'email',
         });
       }
-      return credit(tx, found, input.cents, 'top_up', clock);
+      return ledger.credit(tx, found, input.cents, 'top_up');
     });
     return {
       success: true,
@@ -122,7 +122,24 @@ export function createAccounts(store: StorePort, clock: Clock) {
     };
   }
 
-  return { register, authenticate, info, transactions, accountInfo, addCredits };
+  /** Replaces the account's key with a new one; the old key stops working with this commit. */
+  async function rotateKey(agentId: string): Promise<Output<'RotateKeyOutput'>> {
+    const key = generateKey();
+    const rotatedAt = clock.now().toISOString();
+    const account = await store.transact(async (tx) => {
+      const updated = { ...(await loadAccount(tx, agentId)), keyHash: hashKey(key) };
+      await tx.putAccount(updated);
+      return updated;
+    });
+    return {
+      agent_key: key,
+      credit_balance_cents: account.balanceCents,
+      plan: account.plan,
+      rotated_at: rotatedAt,
+    };
+  }
+
+  return { register, authenticate, info, transactions, accountInfo, addCredits, rotateKey };
 }
 
 export type Accounts = ReturnType<typeof createAccounts>;

@@ -4,6 +4,8 @@
  */
 import { createAccounts } from './accounts.js';
 import { type Clock, systemClock } from './clock.js';
+import { createIdempotency } from './idempotency.js';
+import { createLedger } from './ledger.js';
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
 import { createLiveData } from './live-data.js';
 import type { LiveCache, LiveDataSource } from './live-port.js';
@@ -22,12 +24,14 @@ export interface CoreDeps {
 export function createCore(deps: CoreDeps) {
   const clock = deps.clock ?? systemClock;
   const limits = deps.limits ?? DEFAULT_LIMITS;
+  const ledger = createLedger(deps.store, clock, limits);
   return {
     limits,
     schemas: createSchemas(limits),
-    accounts: createAccounts(deps.store, clock),
-    memories: createMemories(deps.store, clock, limits),
-    liveData: createLiveData(deps.store, deps.cache, deps.live, clock),
+    accounts: createAccounts(deps.store, ledger, clock),
+    memories: createMemories(deps.store, ledger, clock, limits),
+    liveData: createLiveData(deps.store, ledger, deps.cache, deps.live, clock),
+    idempotency: createIdempotency(deps.store, clock),
   };
 }
 

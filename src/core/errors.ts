@@ -9,13 +9,19 @@ export type ErrorCode =
   | 'invalid_json'
   | 'unauthorized'
   | 'insufficient_credits'
+  | 'daily_limit_reached'
+  | 'max_cost_exceeded'
   | 'forbidden'
   | 'quota_exceeded'
   | 'not_found'
   | 'method_not_allowed'
   | 'conflict'
+  | 'idempotency_in_progress'
+  | 'idempotency_key_reused'
+  | 'request_timeout'
   | 'payload_too_large'
   | 'unsupported_media_type'
+  | 'headers_too_large'
   | 'rate_limited'
   | 'upstream_failed'
   | 'upstream_timeout'
@@ -26,13 +32,19 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   invalid_json: 400,
   unauthorized: 401,
   insufficient_credits: 402,
+  daily_limit_reached: 402,
+  max_cost_exceeded: 402,
   forbidden: 403,
   quota_exceeded: 403,
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  idempotency_in_progress: 409,
+  idempotency_key_reused: 422,
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  headers_too_large: 431,
   rate_limited: 429,
   upstream_failed: 502,
   upstream_timeout: 504,

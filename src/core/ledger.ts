@@ -1,13 +1,15 @@
 /**
  * The ledger: every change of a balance is one appended entry, written in the same transaction as the
  * account's new balance, so the balance always equals the sum of the entries and never goes below zero.
- * `runCharged` is the one path every priced operation takes: check the balance, do the work, debit, all
- * in one transaction; if the work fails, nothing is written and nothing is charged.
+ * `runCharged` is the one path every priced operation takes: check the balance (and the daily spending
+ * limit, when one is set), do the work, debit, and write the idempotency record, all in one transaction;
+ * if anything fails, nothing is written and nothing is charged.
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from './clock.js';
 import { AppError } from './errors.js';
-import type { Account, LedgerEntry, LedgerOperation } from './model.js';
+import type { Limits } from './limits.js';
+import type { Account, JsonObject, LedgerEntry, LedgerOperation } from './model.js';
 import type { StorePort, StoreReader, StoreTx } from './store-port.js';
 
 /** What a ledger entry concerns, shown in the account's transactions. */
@@ -19,6 +21,9 @@ export interface Charge {
   ref?: LedgerRef;
 }
 
+/** Writes a successful response in the transaction that charged for it (see idempotency.ts). */
+export type Recorder = (tx: StoreTx, body: JsonObject) => Promise<void>;
+
 export function insufficientCredits(required: number, balance: number): AppError {
   return new AppError(
     'insufficient_credits',
@@ -26,48 +31,6 @@ export function insufficientCredits(required: number, balance: number): AppError
       'Ask the operator to top up the account, or use free operations (delete, cached data).',
     { required_cents: required, credit_balance_cents: balance },
   );
-}
-
-async function appendEntry(
-  tx: StoreTx,
-  account: Account,
-  amountCents: number,
-  operation: LedgerOperation,
-  at: string,
-  ref: LedgerRef = {},
-): Promise<Account> {
-  const balanceAfterCents = account.balanceCents + amountCents;
-  if (balanceAfterCents < 0) throw insufficientCredits(-amountCents, account.balanceCents);
-  const entry: LedgerEntry = {
-    id: `txn_${randomUUID()}`,
-    agentId: account.id,
-    at,
-    operation,
-    amountCents,
-    balanceAfterCents,
-    ...ref,
-  };
-  const updated = { ...account, balanceCents: balanceAfterCents };
-  await tx.appendLedger(entry);
-  await tx.putAccount(updated);
-  return updated;
-}
-
-/** Adds credit (starter credit, top-up) inside a transaction. */
-export function credit(
-  tx: StoreTx,
-  account: Account,
-  cents: number,
-  operation: LedgerOperation,
-  clock: Clock,
-) {
-  return appendEntry(tx, account, cents, operation, clock.now().toISOString());
-}
-
-/** Debits inside a transaction; throws `insufficient_credits` (and writes nothing) when the balance is short. */
-export function debit(tx: StoreTx, account: Account, charge: Charge, clock: Clock): Promise<Account> {
-  if (charge.cents === 0) return Promise.resolve(account);
-  return appendEntry(tx, account, -charge.cents, charge.operation, clock.now().toISOString(), charge.ref);
 }
 
 /** The agent's account; `unauthorized` when it is gone (its key was valid when the request began). */
@@ -78,22 +41,103 @@ export async function loadAccount(reader: StoreReader, agentId: string): Promise
   return account;
 }
 
-/**
- * Checks that the agent can pay `charge`, runs `work`, then debits, as one transaction.
- * A failure anywhere (402 included) writes nothing.
- */
-export async function runCharged<T>(
-  store: StorePort,
-  clock: Clock,
-  agentId: string,
-  charge: Charge,
-  work: (tx: StoreTx, account: Account) => Promise<T>,
-): Promise<{ result: T; account: Account }> {
-  return store.transact(async (tx) => {
-    const account = await loadAccount(tx, agentId);
-    if (account.balanceCents < charge.cents) throw insufficientCredits(charge.cents, account.balanceCents);
-    const result = await work(tx, account);
-    const after = await debit(tx, account, charge, clock);
-    return { result, account: after };
-  });
+/** Midnight UTC at the start of `now`'s day, and the next one. */
+function utcDay(now: Date): { start: string; next: string } {
+  const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  return { start: new Date(start).toISOString(), next: new Date(start + 86_400_000).toISOString() };
 }
+
+export function createLedger(store: StorePort, clock: Clock, limits: Pick<Limits, 'dailySpendCents'>) {
+  /** What the agent has spent today (UTC), when a daily limit applies; otherwise `undefined`. */
+  async function spentToday(reader: StoreReader, agentId: string): Promise<number | undefined> {
+    if (limits.dailySpendCents === undefined) return undefined;
+    return reader.spentSince(agentId, utcDay(clock.now()).start);
+  }
+
+  /**
+   * Throws when `account` cannot pay `cents` now: too low a balance, or past the daily spending limit
+   * (`spent` is `spentToday`). `held` is what the agent has reserved for work in flight (live-data
+   * fetches). Synchronous, so that a caller can check and reserve with nothing in between.
+   */
+  function checkCanSpend(account: Account, cents: number, held: number, spentSoFar: number | undefined) {
+    if (cents === 0) return;
+    const available = account.balanceCents - held;
+    if (available < cents) throw insufficientCredits(cents, Math.max(0, available));
+    const limit = limits.dailySpendCents;
+    if (limit === undefined || spentSoFar === undefined) return;
+    const day = utcDay(clock.now());
+    const spent = spentSoFar + held;
+    if (spent + cents > limit) {
+      throw new AppError(
+        'daily_limit_reached',
+        `This operation costs ${cents} cents and this agent has spent ${spent} of the ${limit} cents it may ` +
+          `spend per day; nothing was charged. The limit resets at ${day.next}; free operations ` +
+          '(delete, cached data, account) still work.',
+        { required_cents: cents, daily_limit_cents: limit, spent_today_cents: spent, resets_at: day.next },
+      );
+    }
+  }
+
+  async function assertCanSpend(reader: StoreReader, account: Account, cents: number) {
+    checkCanSpend(account, cents, 0, await spentToday(reader, account.id));
+  }
+
+  async function appendEntry(
+    tx: StoreTx,
+    account: Account,
+    amountCents: number,
+    operation: LedgerOperation,
+    ref: LedgerRef = {},
+  ): Promise<Account> {
+    const entry: LedgerEntry = {
+      id: `txn_${randomUUID()}`,
+      agentId: account.id,
+      at: clock.now().toISOString(),
+      operation,
+      amountCents,
+      balanceAfterCents: account.balanceCents + amountCents,
+      ...ref,
+    };
+    const updated = { ...account, balanceCents: entry.balanceAfterCents };
+    await tx.appendLedger(entry);
+    await tx.putAccount(updated);
+    return updated;
+  }
+
+  /** Adds credit (starter credit, top-up) inside a transaction. */
+  function credit(tx: StoreTx, account: Account, cents: number, operation: LedgerOperation) {
+    return appendEntry(tx, account, cents, operation);
+  }
+
+  /** Debits inside a transaction; throws (and so writes nothing) when the agent cannot pay. */
+  async function debit(tx: StoreTx, account: Account, charge: Charge): Promise<Account> {
+    if (charge.cents === 0) return account;
+    await assertCanSpend(tx, account, charge.cents);
+    return appendEntry(tx, account, -charge.cents, charge.operation, charge.ref);
+  }
+
+  /**
+   * Checks that the agent can pay `charge`, runs `work`, debits, builds the response with `present` and
+   * hands it to `record`, as one transaction. A failure anywhere (402 included) writes nothing.
+   */
+  async function runCharged<T, R extends JsonObject>(
+    agentId: string,
+    charge: Charge,
+    work: (tx: StoreTx, account: Account) => Promise<T>,
+    present: (result: T, account: Account) => R,
+    record?: Recorder,
+  ): Promise<R> {
+    return store.transact(async (tx) => {
+      const account = await loadAccount(tx, agentId);
+      await assertCanSpend(tx, account, charge.cents);
+      const result = await work(tx, account);
+      const response = present(result, await debit(tx, account, charge));
+      if (record) await record(tx, response);
+      return response;
+    });
+  }
+
+  return { spentToday, checkCanSpend, credit, debit, runCharged };
+}
+
+export type Ledger = ReturnType<typeof createLedger>;

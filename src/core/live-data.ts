@@ -10,10 +10,13 @@
  *   and get its result free, `from_cache: true`.
  * - Stale-if-error: when the upstreams fail and an older cached result exists, it is served free with
  *   `stale: true`.
+ * - `max_cost_cents` below the fresh price means "cached (or already in flight) or nothing": 402.
+ * - With an idempotency key, the response is recorded in the debit's transaction (free answers in a
+ *   transaction of their own).
  */
 import type { Clock } from './clock.js';
 import { AppError } from './errors.js';
-import { debit, insufficientCredits, loadAccount } from './ledger.js';
+import { type Ledger, loadAccount, type Recorder } from './ledger.js';
 import type { CachedLiveResult, LiveCache, LiveDataSource } from './live-port.js';
 import type { QueryType } from './model.js';
 import { PRICES } from './pricing.js';
@@ -31,6 +34,9 @@ export function cacheKey(type: QueryType, normalizedQuery: string): string {
 
 type DataOutput = Output<'DataOutput'>;
 
+/** Errors that mean "this agent could not pay", not "the data could not be had". */
+const PAYMENT_REFUSED = new Set(['insufficient_credits', 'daily_limit_reached']);
+
 interface Served {
   fromCache: boolean;
   cost: number;
@@ -39,7 +45,13 @@ interface Served {
   freshnessNote?: string;
 }
 
-export function createLiveData(store: StorePort, cache: LiveCache, source: LiveDataSource, clock: Clock) {
+export function createLiveData(
+  store: StorePort,
+  ledger: Ledger,
+  cache: LiveCache,
+  source: LiveDataSource,
+  clock: Clock,
+) {
   /** Cents held for fetches in flight, per agent. */
   const reserved = new Map<string, number>();
   /** Fetches in flight by cache key; they resolve once the result is paid for and cached. */
@@ -63,9 +75,22 @@ export function createLiveData(store: StorePort, cache: LiveCache, source: LiveD
     };
   }
 
-  async function balanceOf(agentId: string): Promise<number> {
-    const account = await store.read((reader) => reader.getAccount(agentId));
-    return account?.balanceCents ?? 0;
+  /** A free answer: no debit, so the idempotency record (if any) gets a transaction of its own. */
+  async function free(
+    agentId: string,
+    result: CachedLiveResult,
+    served: Served,
+    record: Recorder | undefined,
+  ): Promise<DataOutput> {
+    if (!record) {
+      const account = await store.read((reader) => reader.getAccount(agentId));
+      return view(result, served, account?.balanceCents ?? 0);
+    }
+    return store.transact(async (tx) => {
+      const response = view(result, served, (await loadAccount(tx, agentId)).balanceCents);
+      await record(tx, response);
+      return response;
+    });
   }
 
   /** Serves the cache when fresh enough for the request, or when the data cannot be fresher anyway. */
@@ -87,23 +112,33 @@ export function createLiveData(store: StorePort, cache: LiveCache, source: LiveD
     return undefined;
   }
 
-  /** The leader's path: reserve, fetch, debit, cache. */
-  async function fetchAndCharge(agentId: string, type: QueryType, query: string, key: string) {
+  /** The leader's path: reserve, fetch, debit (and record), cache. */
+  async function fetchAndCharge(
+    agentId: string,
+    type: QueryType,
+    query: string,
+    key: string,
+    record: Recorder | undefined,
+  ) {
     const price = PRICES.liveDataFresh;
-    const balance = await balanceOf(agentId);
+    const [account, spent] = await store.read((reader) =>
+      Promise.all([loadAccount(reader, agentId), ledger.spentToday(reader, agentId)]),
+    );
     // Check and reservation happen with no await between them; the debit checks again.
-    const available = balance - (reserved.get(agentId) ?? 0);
-    if (available < price) throw insufficientCredits(price, Math.max(0, available));
+    ledger.checkCanSpend(account, price, reserved.get(agentId) ?? 0, spent);
     reserved.set(agentId, (reserved.get(agentId) ?? 0) + price);
     try {
       const fresh = await source.fetch(type, query);
       const result: CachedLiveResult = { ...fresh, fetchedAt: clock.now().toISOString() };
       const charge = { cents: price, operation: 'data' as const, ref: { queryType: type, query } };
-      const account = await store.transact(async (tx) =>
-        debit(tx, await loadAccount(tx, agentId), charge, clock),
-      );
+      const response = await store.transact(async (tx) => {
+        const account = await ledger.debit(tx, await loadAccount(tx, agentId), charge);
+        const body = view(result, { fromCache: false, cost: price }, account.balanceCents);
+        if (record) await record(tx, body);
+        return body;
+      });
       cache.set(key, result);
-      return { result, balance: account.balanceCents };
+      return { result, response };
     } finally {
       const left = (reserved.get(agentId) ?? 0) - price;
       if (left > 0) reserved.set(agentId, left);
@@ -111,49 +146,64 @@ export function createLiveData(store: StorePort, cache: LiveCache, source: LiveD
     }
   }
 
-  async function fetchData(agentId: string, input: Input<'DataInput'>): Promise<DataOutput> {
+  async function fetchData(
+    agentId: string,
+    input: Input<'DataInput'>,
+    record?: Recorder,
+  ): Promise<DataOutput> {
     const query = normalizeQuery(input.query);
     const key = cacheKey(input.query_type, query);
     const cached = cache.get(key);
     const hit = fromCache(cached, input.cache_minutes);
-    if (cached && hit) return view(cached, hit, await balanceOf(agentId));
+    if (cached && hit) return free(agentId, cached, hit, record);
 
     const pending = inFlight.get(key);
     if (pending) {
       try {
         const result = await pending;
-        return view(result, { fromCache: true, cost: PRICES.liveDataCached }, await balanceOf(agentId));
+        return free(agentId, result, { fromCache: true, cost: PRICES.liveDataCached }, record);
       } catch (err) {
         // The leader could not pay: that is the leader's failure, not this request's. Go again.
-        if (err instanceof AppError && err.code === 'insufficient_credits') return fetchData(agentId, input);
-        return serveStale(err, cached, agentId);
+        if (err instanceof AppError && PAYMENT_REFUSED.has(err.code))
+          return fetchData(agentId, input, record);
+        return serveStale(err, cached, agentId, record);
       }
     }
 
-    const leader = fetchAndCharge(agentId, input.query_type, query, key);
+    if (input.max_cost_cents !== undefined && input.max_cost_cents < PRICES.liveDataFresh) {
+      throw new AppError(
+        'max_cost_exceeded',
+        `No cached result at most ${input.cache_minutes} minutes old exists, and a fresh one costs ` +
+          `${PRICES.liveDataFresh} cents, more than max_cost_cents ${input.max_cost_cents}; nothing was charged. ` +
+          'Raise max_cost_cents, or accept older data with a larger cache_minutes.',
+        { required_cents: PRICES.liveDataFresh, max_cost_cents: input.max_cost_cents },
+      );
+    }
+
+    const leader = fetchAndCharge(agentId, input.query_type, query, key, record);
     const shared = leader.then((outcome) => outcome.result);
     shared.catch(() => undefined); // followers handle it; an unobserved rejection must not crash
     inFlight.set(key, shared);
     try {
-      const { result, balance } = await leader;
-      return view(result, { fromCache: false, cost: PRICES.liveDataFresh }, balance);
+      return (await leader).response;
     } catch (err) {
-      return serveStale(err, cached, agentId);
+      return serveStale(err, cached, agentId, record);
     } finally {
       inFlight.delete(key);
     }
   }
 
   /** When every upstream failed, an older cached result is better than nothing: free, marked stale. */
-  async function serveStale(err: unknown, cached: CachedLiveResult | undefined, agentId: string) {
+  async function serveStale(
+    err: unknown,
+    cached: CachedLiveResult | undefined,
+    agentId: string,
+    record: Recorder | undefined,
+  ) {
     const upstreamDown =
       err instanceof AppError && (err.code === 'upstream_failed' || err.code === 'upstream_timeout');
     if (!upstreamDown || !cached) throw err;
-    return view(
-      cached,
-      { fromCache: true, cost: PRICES.liveDataCached, stale: true },
-      await balanceOf(agentId),
-    );
+    return free(agentId, cached, { fromCache: true, cost: PRICES.liveDataCached, stale: true }, record);
   }
 
   return { fetchData };

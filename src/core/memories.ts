@@ -1,15 +1,16 @@
 /**
  * Named text memories per agent: store or update, retrieve, delete, list by type. Each paid call goes
- * through `runCharged`, so the memory change and its debit are one transaction.
+ * through the ledger's `runCharged`, so the memory change, its debit and its idempotency record are one
+ * transaction.
  */
 import type { Clock } from './clock.js';
 import { AppError } from './errors.js';
-import { runCharged } from './ledger.js';
+import type { Ledger, Recorder } from './ledger.js';
 import type { Limits } from './limits.js';
 import type { Memory } from './model.js';
 import { PRICES } from './pricing.js';
 import type { Input, Output } from './schemas.js';
-import type { StorePort } from './store-port.js';
+import type { StorePort, StoreTx } from './store-port.js';
 
 export function toMemoryView(memory: Memory): Output<'Memory'> {
   return {
@@ -31,14 +32,18 @@ function memoryNotFound(key: string): AppError {
   );
 }
 
-export function createMemories(store: StorePort, clock: Clock, limits: Limits) {
-  async function storeMemory(agentId: string, input: Input<'StoreInput'>): Promise<Output<'StoreOutput'>> {
+export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, limits: Limits) {
+  function storeMemory(
+    agentId: string,
+    input: Input<'StoreInput'>,
+    record?: Recorder,
+  ): Promise<Output<'StoreOutput'>> {
     const charge = {
       cents: PRICES.memoryOp,
       operation: 'memory_store' as const,
       ref: { memoryKey: input.memory_key },
     };
-    const { result, account } = await runCharged(store, clock, agentId, charge, async (tx) => {
+    const work = async (tx: StoreTx) => {
       const existing = await tx.getMemory(agentId, input.memory_key);
       if (!existing && (await tx.countMemories(agentId)) >= limits.memoriesPerAgent) {
         throw new AppError(
@@ -60,71 +65,99 @@ export function createMemories(store: StorePort, clock: Clock, limits: Limits) {
       };
       await tx.putMemory(memory);
       return { memory, created: !existing };
-    });
-    return {
-      success: true,
-      memory: toMemoryView(result.memory),
-      created: result.created,
-      cost_cents: charge.cents,
-      credit_balance_cents: account.balanceCents,
     };
+    return ledger.runCharged(
+      agentId,
+      charge,
+      work,
+      (result, account) => ({
+        success: true,
+        memory: toMemoryView(result.memory),
+        created: result.created,
+        cost_cents: charge.cents,
+        credit_balance_cents: account.balanceCents,
+      }),
+      record,
+    );
   }
 
-  async function retrieveMemory(
+  function retrieveMemory(
     agentId: string,
     input: Input<'RetrieveInput'>,
+    record?: Recorder,
   ): Promise<Output<'RetrieveOutput'>> {
     const charge = {
       cents: PRICES.memoryOp,
       operation: 'memory_retrieve' as const,
       ref: { memoryKey: input.memory_key },
     };
-    const { result, account } = await runCharged(store, clock, agentId, charge, async (tx) => {
-      const memory = await tx.getMemory(agentId, input.memory_key);
-      if (!memory) throw memoryNotFound(input.memory_key);
-      return memory;
-    });
-    return {
-      success: true,
-      memory: toMemoryView(result),
-      cost_cents: charge.cents,
-      credit_balance_cents: account.balanceCents,
-    };
+    return ledger.runCharged(
+      agentId,
+      charge,
+      async (tx) => {
+        const memory = await tx.getMemory(agentId, input.memory_key);
+        if (!memory) throw memoryNotFound(input.memory_key);
+        return memory;
+      },
+      (memory, account) => ({
+        success: true,
+        memory: toMemoryView(memory),
+        cost_cents: charge.cents,
+        credit_balance_cents: account.balanceCents,
+      }),
+      record,
+    );
   }
 
-  async function deleteMemory(agentId: string, input: Input<'DeleteInput'>): Promise<Output<'DeleteOutput'>> {
+  function deleteMemory(
+    agentId: string,
+    input: Input<'DeleteInput'>,
+    record?: Recorder,
+  ): Promise<Output<'DeleteOutput'>> {
     const charge = { cents: PRICES.memoryDelete, operation: 'memory_delete' as const };
-    const { account } = await runCharged(store, clock, agentId, charge, async (tx) => {
-      if (!(await tx.deleteMemory(agentId, input.memory_key))) throw memoryNotFound(input.memory_key);
-    });
-    return {
-      success: true,
-      deleted: true,
-      memory_key: input.memory_key,
-      cost_cents: charge.cents,
-      credit_balance_cents: account.balanceCents,
-    };
+    return ledger.runCharged(
+      agentId,
+      charge,
+      async (tx) => {
+        if (!(await tx.deleteMemory(agentId, input.memory_key))) throw memoryNotFound(input.memory_key);
+      },
+      (_none, account) => ({
+        success: true,
+        deleted: true,
+        memory_key: input.memory_key,
+        cost_cents: charge.cents,
+        credit_balance_cents: account.balanceCents,
+      }),
+      record,
+    );
   }
 
-  async function searchMemories(
+  function searchMemories(
     agentId: string,
     input: Input<'SearchInput'>,
+    record?: Recorder,
   ): Promise<Output<'SearchOutput'>> {
     const charge = { cents: PRICES.memoryOp, operation: 'memory_search' as const };
-    const { result, account } = await runCharged(store, clock, agentId, charge, (tx) =>
-      tx.listMemories(agentId, {
-        ...(input.memory_type ? { type: input.memory_type } : {}),
-        limit: input.limit,
-      }),
+    return ledger.runCharged(
+      agentId,
+      charge,
+      (tx) =>
+        tx.listMemories(agentId, {
+          ...(input.memory_type ? { type: input.memory_type } : {}),
+          limit: input.limit,
+        }),
+      (found, account) => {
+        const memories = found.map(toMemoryView);
+        return {
+          success: true,
+          memories,
+          count: memories.length,
+          cost_cents: charge.cents,
+          credit_balance_cents: account.balanceCents,
+        };
+      },
+      record,
     );
-    const memories = result.map(toMemoryView);
-    return {
-      success: true,
-      memories,
-      count: memories.length,
-      cost_cents: charge.cents,
-      credit_balance_cents: account.balanceCents,
-    };
   }
 
   /** A free index of the agent's memories, newest first, without their values (MCP resource listing). */

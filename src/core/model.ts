@@ -30,6 +30,24 @@ export interface Memory {
   updatedAt: string;
 }
 
+/**
+ * The stored outcome of a request made with an idempotency key: a retry with the same key and the same
+ * request gets `body` back (status included) and is not charged again.
+ */
+export interface IdempotencyRecord {
+  agentId: string;
+  key: string;
+  /** SHA-256 over the operation and its validated input. */
+  fingerprint: string;
+  operation: string;
+  status: number;
+  body: JsonObject;
+  createdAt: string;
+}
+
+/** How long an idempotency record is kept: at least this long, then it may be dropped. */
+export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
+
 /** What a ledger entry was for. */
 export type LedgerOperation =
   | 'starter_credit'

@@ -7,6 +7,9 @@
 import type { z } from 'zod';
 import type { Core } from './core.js';
 import type { ErrorCode } from './errors.js';
+import type { IdempotentOutcome } from './idempotency.js';
+import type { Recorder } from './ledger.js';
+import type { JsonObject } from './model.js';
 import { PRICES } from './pricing.js';
 import type { Schemas } from './schemas.js';
 
@@ -36,6 +39,11 @@ export interface Operation<In extends z.ZodType = z.ZodType, Out extends z.ZodTy
    * protected endpoints), may do so, or has none (unauthenticated and admin operations).
    */
   agentKeyField: 'required' | 'optional' | 'none';
+  /**
+   * Whether an idempotency key (REST `Idempotency-Key`, MCP `_meta.idempotency_key`) is honoured: set on
+   * every operation that charges an agent or changes its data.
+   */
+  idempotent?: true;
   /** Cents charged on success; `cachedCents` when the result may come from the cache. */
   cost: { cents: number; cachedCents?: number };
   /** One line. */
@@ -46,7 +54,30 @@ export interface Operation<In extends z.ZodType = z.ZodType, Out extends z.ZodTy
   errors: ErrorCode[];
   input: In;
   output: Out;
-  run(core: Core, agentId: string | undefined, input: z.output<In>): Promise<z.input<Out>>;
+  /** `record` must receive the response inside the transaction that charges for it. */
+  run(core: Core, agentId: string | undefined, input: z.output<In>, record?: Recorder): Promise<z.input<Out>>;
+}
+
+/**
+ * Runs an operation for a face: with an idempotency key (on an operation that honours one), through the
+ * idempotency records; otherwise directly.
+ */
+export async function runOperation(
+  core: Core,
+  op: Operation,
+  agentId: string | undefined,
+  input: unknown,
+  idempotencyKey: string | undefined,
+): Promise<IdempotentOutcome<JsonObject>> {
+  if (idempotencyKey === undefined || !op.idempotent || agentId === undefined)
+    return { status: 200, body: (await op.run(core, agentId, input)) as JsonObject, replayed: false };
+  return core.idempotency.run(
+    agentId,
+    op.name,
+    idempotencyKey,
+    input,
+    async (record) => (await op.run(core, agentId, input, record)) as JsonObject,
+  );
 }
 
 /** "Cost: 1 cents." or "Cost: 2 cents fresh, 0 when served from cache.": the one wording of a price. */
@@ -107,16 +138,17 @@ export function createOperations(schemas: Schemas): readonly Operation[] {
       http: { method: 'POST', path: '/api/ac/memory' },
       auth: 'agent',
       agentKeyField: 'required',
+      idempotent: true,
       cost: memoryOp,
       summary: 'Store a named memory, or update it if the key exists.',
       description:
         `Stores memory_value under memory_key for the calling agent; an existing key is updated (created_at kept). ` +
         `Costs ${PRICES.memoryOp} cent. On 402 the balance is too low; on 403 the memory quota is reached: ` +
         'delete memories you no longer need.',
-      errors: ['insufficient_credits', 'quota_exceeded', 'forbidden'],
+      errors: ['insufficient_credits', 'daily_limit_reached', 'quota_exceeded', 'forbidden'],
       input: schemas.StoreInput,
       output: schemas.StoreOutput,
-      run: (core, agent, input) => core.memories.storeMemory(requireAgent(agent), input),
+      run: (core, agent, input, record) => core.memories.storeMemory(requireAgent(agent), input, record),
     }),
     define({
       name: 'memory_retrieve',
@@ -125,15 +157,16 @@ export function createOperations(schemas: Schemas): readonly Operation[] {
       http: { method: 'GET', path: '/api/ac/memory' },
       auth: 'agent',
       agentKeyField: 'required',
+      idempotent: true,
       cost: memoryOp,
       summary: 'Read one memory by its key.',
       description:
         `Returns the memory stored under memory_key. Costs ${PRICES.memoryOp} cent; a key that does not exist ` +
         'gets 404 and costs nothing: list your keys with memory_search.',
-      errors: ['insufficient_credits', 'not_found', 'forbidden'],
+      errors: ['insufficient_credits', 'daily_limit_reached', 'not_found', 'forbidden'],
       input: schemas.RetrieveInput,
       output: schemas.RetrieveOutput,
-      run: (core, agent, input) => core.memories.retrieveMemory(requireAgent(agent), input),
+      run: (core, agent, input, record) => core.memories.retrieveMemory(requireAgent(agent), input, record),
     }),
     define({
       name: 'memory_delete',
@@ -142,6 +175,7 @@ export function createOperations(schemas: Schemas): readonly Operation[] {
       http: { method: 'DELETE', path: '/api/ac/memory' },
       auth: 'agent',
       agentKeyField: 'required',
+      idempotent: true,
       cost: { cents: PRICES.memoryDelete },
       summary: 'Delete one memory by its key.',
       description:
@@ -149,7 +183,7 @@ export function createOperations(schemas: Schemas): readonly Operation[] {
       errors: ['not_found', 'forbidden'],
       input: schemas.DeleteInput,
       output: schemas.DeleteOutput,
-      run: (core, agent, input) => core.memories.deleteMemory(requireAgent(agent), input),
+      run: (core, agent, input, record) => core.memories.deleteMemory(requireAgent(agent), input, record),
     }),
     define({
       name: 'memory_search',
@@ -158,15 +192,16 @@ export function createOperations(schemas: Schemas): readonly Operation[] {
       http: { method: 'POST', path: '/api/ac/memory/search' },
       auth: 'agent',
       agentKeyField: 'required',
+      idempotent: true,
       cost: memoryOp,
       summary: 'List the memories of the calling agent, optionally of one type.',
       description:
         'Lists your memories, most recently updated first, optionally only those of memory_type, at most limit ' +
         `(default 50, 1-100). Takes no text query. Costs ${PRICES.memoryOp} cent.`,
-      errors: ['insufficient_credits', 'forbidden'],
+      errors: ['insufficient_credits', 'daily_limit_reached', 'forbidden'],
       input: schemas.SearchInput,
       output: schemas.SearchOutput,
-      run: (core, agent, input) => core.memories.searchMemories(requireAgent(agent), input),
+      run: (core, agent, input, record) => core.memories.searchMemories(requireAgent(agent), input, record),
     }),
     define({
       name: 'data',
@@ -175,6 +210,7 @@ export function createOperations(schemas: Schemas): readonly Operation[] {
       http: { method: 'POST', path: '/api/ac/data' },
       auth: 'agent',
       agentKeyField: 'required',
+      idempotent: true,
       cost: { cents: PRICES.liveDataFresh, cachedCents: PRICES.liveDataCached },
       summary: 'Fetch news, web search results, current weather or an asset price.',
       description:
@@ -183,10 +219,18 @@ export function createOperations(schemas: Schemas): readonly Operation[] {
         `when fetched fresh; free when served from the shared cache, which is used when its result is at most ` +
         'cache_minutes old (default 15; 0 always fetches fresh). 404: no such city or asset, check the spelling. ' +
         '502/504: the upstream failed or timed out; nothing was charged, retry later.',
-      errors: ['insufficient_credits', 'not_found', 'forbidden', 'upstream_failed', 'upstream_timeout'],
+      errors: [
+        'insufficient_credits',
+        'daily_limit_reached',
+        'not_found',
+        'forbidden',
+        'upstream_failed',
+        'upstream_timeout',
+        'max_cost_exceeded',
+      ],
       input: schemas.DataInput,
       output: schemas.DataOutput,
-      run: (core, agent, input) => core.liveData.fetchData(requireAgent(agent), input),
+      run: (core, agent, input, record) => core.liveData.fetchData(requireAgent(agent), input, record),
     }),
     define({
       name: 'account',
@@ -201,6 +245,23 @@ export function createOperations(schemas: Schemas): readonly Operation[] {
       input: schemas.AccountInput,
       output: schemas.AccountOutput,
       run: (core, agent) => core.accounts.info(requireAgent(agent)),
+    }),
+    define({
+      name: 'account_rotate_key',
+      title: 'Rotate API key',
+      http: { method: 'POST', path: '/api/ac/account/rotate-key' },
+      auth: 'agent',
+      agentKeyField: 'optional',
+      cost: { cents: 0 },
+      summary: 'Replace the API key with a new one; the old key stops working at once.',
+      description:
+        'Issues a new API key for the calling account and invalidates the key used for this request in the ' +
+        'same step; balance, ledger and memories stay. The new key is shown once: store it before anything ' +
+        'else. Free. REST only: an MCP client would lose its own key mid-session.',
+      errors: ['forbidden'],
+      input: schemas.RotateKeyInput,
+      output: schemas.RotateKeyOutput,
+      run: (core, agent) => core.accounts.rotateKey(requireAgent(agent)),
     }),
     define({
       name: 'account_transactions',

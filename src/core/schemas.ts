@@ -6,11 +6,17 @@
  */
 import { Buffer } from 'node:buffer';
 import { z } from 'zod';
+import { emailDomain, isDisposableDomain, withinRfcLengths } from './email.js';
 import type { Limits } from './limits.js';
 import { type JsonObject, MEMORY_TYPES, QUERY_TYPES } from './model.js';
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/u;
+/** Control characters other than whitespace (tab, line breaks), which a query's normalisation collapses. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
+const NON_SPACE_CONTROL_CHARS = /[\u0000-\u0008\u000e-\u001f\u007f-\u009f]/u;
+/** Bidirectional formatting characters: they make a key display differently from what it is. */
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
 
 function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -48,8 +54,12 @@ export function createSchemas(limits: Limits) {
     .min(1, 'memory_key must not be empty')
     .max(limits.memoryKeyMaxChars, `memory_key must be at most ${limits.memoryKeyMaxChars} characters`)
     .refine((key) => !CONTROL_CHARS.test(key), 'memory_key must not contain control characters')
+    .refine(
+      (key) => !BIDI_CONTROLS.test(key),
+      'memory_key must not contain bidirectional formatting characters (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069)',
+    )
     .describe(
-      `Name of the memory, unique per agent; 1-${limits.memoryKeyMaxChars} characters, no control characters.`,
+      `Name of the memory, unique per agent; 1-${limits.memoryKeyMaxChars} characters, no control or bidirectional formatting characters.`,
     );
 
   const MemoryValue = z
@@ -118,12 +128,22 @@ export function createSchemas(limits: Limits) {
     .pipe(z.email('email must be a valid e-mail address, like agent@example.com'))
     .describe('E-mail address of the account (trimmed and lower-cased).');
 
+  /** A new account's address: also within RFC 5321's lengths, and not at a disposable-address provider. */
+  const RegisterEmail = Email.refine(withinRfcLengths, {
+    message: 'email must have at most 64 characters before the @ and at most 63 in each part of the domain',
+    abort: true,
+  }).refine((email) => !isDisposableDomain(emailDomain(email)), {
+    error: (issue) =>
+      `email is at ${emailDomain(String(issue.input))}, a disposable (throwaway) address provider; ` +
+      'register with a permanent address you control',
+  });
+
   return {
     MemoryKey,
     Memory,
 
     RegisterInput: z.strictObject({
-      email: Email,
+      email: RegisterEmail,
       name: z
         .string()
         .max(limits.nameMaxChars, `name must be at most ${limits.nameMaxChars} characters`)
@@ -182,6 +202,10 @@ export function createSchemas(limits: Limits) {
         .string()
         .trim()
         .min(1, 'query must not be empty')
+        .refine(
+          (query) => !NON_SPACE_CONTROL_CHARS.test(query),
+          'query must not contain control characters (other than whitespace)',
+        )
         .max(limits.queryMaxChars, `query must be at most ${limits.queryMaxChars} characters`)
         .refine(
           (query) => query.normalize('NFKC').length <= limits.queryMaxChars,
@@ -191,6 +215,12 @@ export function createSchemas(limits: Limits) {
       cache_minutes: boundedInt('cache_minutes', 0, limits.cacheMinutesMax)
         .default(limits.cacheMinutesDefault)
         .describe('Accept a cached result at most this many minutes old (free); 0 always fetches fresh.'),
+      max_cost_cents: boundedInt('max_cost_cents', 0, 1_000_000)
+        .optional()
+        .describe(
+          'The most this request may cost. Below the fresh price (2), only a cached result (or one already ' +
+            'being fetched) is accepted; otherwise the answer is 402 max_cost_exceeded and nothing is charged.',
+        ),
     }),
     DataOutput: z.object({
       success: z.literal(true),
@@ -211,6 +241,14 @@ export function createSchemas(limits: Limits) {
         .string()
         .optional()
         .describe('Present when the cache was used although cache_minutes asked for fresher data, and why.'),
+    }),
+
+    RotateKeyInput: z.strictObject({}),
+    RotateKeyOutput: z.object({
+      agent_key: z.string().describe('The new API key. Shown once: keep it. The old key no longer works.'),
+      credit_balance_cents: Cents,
+      plan: z.string(),
+      rotated_at: Timestamp,
     }),
 
     AccountInput: z.strictObject({}),

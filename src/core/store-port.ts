@@ -2,7 +2,7 @@
  * The persistence port. The core sees only this; adapters (JSON file now, PostgreSQL later) implement it.
  * Methods are asynchronous so that a database adapter fits the same shape.
  */
-import type { Account, LedgerEntry, Memory, MemoryType } from './model.js';
+import type { Account, IdempotencyRecord, LedgerEntry, Memory, MemoryType } from './model.js';
 
 /** Reads of committed state. */
 export interface StoreReader {
@@ -15,6 +15,9 @@ export interface StoreReader {
   /** Most recently updated first, at most `limit`, optionally of one type. Never reads other agents' data. */
   listMemories(agentId: string, filter: { type?: MemoryType; limit: number }): Promise<Memory[]>;
   countMemories(agentId: string): Promise<number>;
+  /** Cents the agent was debited by entries at or after `since` (an ISO timestamp). */
+  spentSince(agentId: string, since: string): Promise<number>;
+  getIdempotency(agentId: string, key: string): Promise<IdempotencyRecord | undefined>;
 }
 
 /** A transaction: reads see the transaction's own writes; writes land all together or not at all. */
@@ -26,6 +29,8 @@ export interface StoreTx extends StoreReader {
   putMemory(memory: Memory): Promise<void>;
   /** @returns false when there was no such memory. */
   deleteMemory(agentId: string, key: string): Promise<boolean>;
+  /** Insert or replace the record of (agentId, key). */
+  putIdempotency(record: IdempotencyRecord): Promise<void>;
 }
 
 export interface StorePort {
@@ -38,4 +43,9 @@ export interface StorePort {
   read<T>(work: (reader: StoreReader) => Promise<T>): Promise<T>;
   /** Flushes and releases the store. Further calls fail. */
   close(): Promise<void>;
+  /**
+   * Whether the store takes work, without I/O: `open`; `failed` after a write failed (it refuses all work
+   * until a restart); `closed` after close().
+   */
+  status(): 'open' | 'failed' | 'closed';
 }

@@ -16,8 +16,12 @@ function describeIssue(issue: z.core.$ZodIssue): string {
       if (/received undefined/u.test(issue.message)) return `${field} is required (${issue.expected})`;
       if (!issue.message.startsWith('Invalid input')) return issue.message; // a message the schema wrote
       return `${field} must be of type ${issue.expected}`;
-    case 'unrecognized_keys':
-      return `${field} has unknown field(s) ${issue.keys.join(', ')}`;
+    case 'unrecognized_keys': {
+      // Named, but bounded: a body of thousands of long keys must not come back as a huge sentence.
+      const shown = issue.keys.slice(0, 5).map((k) => (k.length > 40 ? `${k.slice(0, 40)}…` : k));
+      const more = issue.keys.length > 5 ? ` and ${issue.keys.length - 5} more` : '';
+      return `${field} has unknown field(s) ${shown.join(', ')}${more}`;
+    }
     case 'invalid_value':
       return `${field} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
     default:
@@ -25,14 +29,50 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   }
 }
 
-/** Parses `value` with `schema` or throws `invalid_input` naming the first bad field. */
+// In unicode mode a surrogate pair is one code point, so this matches only unpaired (lone) surrogates.
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+/**
+ * The first string of a parsed input, value or object key, that is not well-formed Unicode (it holds a lone
+ * surrogate, which has no UTF-8 form), with the path of the field that holds it. Checked without recursion.
+ */
+function illFormed(value: unknown): { path: PropertyKey[]; inKey: boolean } | undefined {
+  const stack: [unknown, PropertyKey[]][] = [[value, []]];
+  while (stack.length > 0) {
+    const [current, path] = stack.pop() as [unknown, PropertyKey[]];
+    if (typeof current === 'string') {
+      if (LONE_SURROGATE.test(current)) return { path, inKey: false };
+    } else if (typeof current === 'object' && current !== null) {
+      for (const [key, child] of Object.entries(current)) {
+        if (LONE_SURROGATE.test(key)) return { path, inKey: true };
+        stack.push([child, [...path, key]]);
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Parses `value` with `schema` or throws `invalid_input` naming the first bad field. Every string of the
+ * result must be well-formed Unicode: one that is not cannot be stored, returned or logged as UTF-8.
+ */
 export function parseInput<S extends z.ZodType>(
   schema: S,
   value: unknown,
   allowed?: readonly string[],
 ): z.output<S> {
   const result = schema.safeParse(value);
-  if (result.success) return result.data;
+  if (result.success) {
+    const bad = illFormed(result.data);
+    if (bad === undefined) return result.data;
+    const field = fieldName(bad.path);
+    throw new AppError(
+      'invalid_input',
+      `${field} ${bad.inKey ? 'has a key that holds' : 'holds'} a lone UTF-16 surrogate, which is not valid ` +
+        'Unicode text; send well-formed UTF-8 (escape binary data, e.g. as base64).',
+      { field },
+    );
+  }
   const issue = result.error.issues[0] as z.core.$ZodIssue;
   let message = describeIssue(issue);
   if (issue.code === 'unrecognized_keys' && allowed) message += `; allowed fields: ${allowed.join(', ')}`;

@@ -13,6 +13,17 @@ export interface DocumentContext {
   baseUrl: string;
   operations: readonly RestOperation[];
   documents: readonly DocumentRoute[];
+  /** Whether the service can take work now (for the readiness document). */
+  readiness: () => Readiness;
+}
+
+/** `ready`, or why not: shutting down, the store failed (needs a restart) or is closed. */
+export type Readiness = 'ready' | 'shutting_down' | 'store_failed' | 'store_closed';
+
+/** The readiness of a service that is or is not draining, over a store in the given status. */
+export function readinessOf(draining: boolean, store: 'open' | 'failed' | 'closed'): Readiness {
+  if (draining) return 'shutting_down';
+  return store === 'open' ? 'ready' : store === 'failed' ? 'store_failed' : 'store_closed';
 }
 
 export interface DocumentRoute {
@@ -22,6 +33,10 @@ export interface DocumentRoute {
   /** JSON documents have an output schema; text documents are served as text/plain. */
   output: z.ZodType | 'text';
   render(ctx: DocumentContext): unknown;
+  /** The status and headers of a rendered body, when not always 200 (readiness answers 503 when not ready). */
+  respond?(body: unknown): { status: number; headers?: Record<string, string> };
+  /** Other statuses it answers with the same body schema (status → description), for OpenAPI. */
+  otherStatuses?: Record<string, string>;
 }
 
 export const AUTH_DESCRIPTION =
@@ -43,6 +58,27 @@ export const PingOutput = z.object({
   }),
   auth: z.string(),
 });
+
+export const ReadyOutput = z.object({
+  ready: z.boolean(),
+  status: z.enum(['ready', 'shutting_down', 'store_failed', 'store_closed']),
+  timestamp: z.iso.datetime(),
+  error: z.string().optional().describe('When not ready: what is wrong and what to do.'),
+  retry_after_s: z.int().optional(),
+});
+
+const NOT_READY: Record<Exclude<Readiness, 'ready'>, { error: string; retryAfterS: number }> = {
+  shutting_down: {
+    error:
+      'This instance is shutting down and takes no new work; retry on another instance or after a restart.',
+    retryAfterS: 5,
+  },
+  store_failed: {
+    error: 'The store could not write to disk and refuses work until the service is restarted.',
+    retryAfterS: 30,
+  },
+  store_closed: { error: 'The store is closed: the service is stopping.', retryAfterS: 5 },
+};
 
 /** Operations an agent may call (the operator's routes are not advertised in ping). */
 export function agentFacing(operations: readonly RestOperation[]): RestOperation[] {
@@ -73,6 +109,28 @@ export const DOCUMENTS: readonly DocumentRoute[] = [
         },
         auth: AUTH_DESCRIPTION,
       };
+    },
+  },
+  {
+    name: 'ready',
+    path: '/api/ac/ready',
+    summary:
+      'Readiness for load balancers: 200 {"ready": true} when the store is loaded and taking work; 503 with ' +
+      'Retry-After while shutting down or after a store failure. Free, no key.',
+    output: ReadyOutput,
+    render: ({ readiness }): z.input<typeof ReadyOutput> => {
+      const status = readiness();
+      const timestamp = new Date().toISOString();
+      if (status === 'ready') return { ready: true, status, timestamp };
+      const { error, retryAfterS } = NOT_READY[status];
+      return { ready: false, status, timestamp, error, retry_after_s: retryAfterS };
+    },
+    respond: (body) => {
+      const { ready, retry_after_s: retryAfter } = body as z.output<typeof ReadyOutput>;
+      return ready ? { status: 200 } : { status: 503, headers: { 'Retry-After': String(retryAfter ?? 5) } };
+    },
+    otherStatuses: {
+      '503': 'Not ready (shutting down, or the store failed): see status, error and the Retry-After header.',
     },
   },
   {

@@ -6,16 +6,24 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import { AppError, toAppError } from '../core/errors.js';
 import type { Logger } from '../logger.js';
+import { requestLogger } from './request-log.js';
 
 interface HttpishError {
   type?: string;
   status?: number;
   expose?: boolean;
   limit?: number;
+  code?: string;
 }
 
 function fromExpressError(err: unknown): AppError | undefined {
   const e = err as HttpishError;
+  if (typeof e?.code === 'string' && e.code.startsWith('Z_')) {
+    return new AppError(
+      'invalid_input',
+      'The request body is not valid gzip, deflate or br data as its Content-Encoding says; compress it correctly or send it uncompressed.',
+    );
+  }
   switch (e?.type) {
     case 'entity.parse.failed':
       return new AppError(
@@ -32,7 +40,12 @@ function fromExpressError(err: unknown): AppError | undefined {
     case 'charset.unsupported':
       return new AppError(
         'unsupported_media_type',
-        'The body encoding or charset is not supported; send UTF-8 JSON (gzip, deflate or identity).',
+        'The body encoding or charset is not supported; send UTF-8 JSON (identity, gzip, deflate or br).',
+      );
+    case 'request.size.invalid':
+      return new AppError(
+        'invalid_input',
+        'The request body is not as long as its Content-Length header says; send the exact length.',
       );
   }
   if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500 && e.expose) {
@@ -42,6 +55,11 @@ function fromExpressError(err: unknown): AppError | undefined {
     );
   }
   return undefined;
+}
+
+/** Any error raised while handling a request, as the AppError the client is told about. */
+export function httpError(err: unknown): AppError {
+  return fromExpressError(err) ?? toAppError(err);
 }
 
 export function sendError(res: Response, error: AppError): void {
@@ -54,9 +72,12 @@ export function sendError(res: Response, error: AppError): void {
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, next) => {
     if (res.headersSent) return next(err);
-    const error = fromExpressError(err) ?? toAppError(err);
+    const error = httpError(err);
     if (error.code === 'internal') {
-      logger.error({ err: error.cause ?? err, method: req.method, path: req.path }, 'request failed');
+      requestLogger(res, logger).error(
+        { err: error.cause ?? err, method: req.method, path: req.path },
+        'request failed',
+      );
     }
     sendError(res, error);
   };

@@ -22,6 +22,19 @@ export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchem
 const AGENT_KEY_SCHEMA = { type: 'string', description: 'Your API key: the same key as in the header.' };
 
 const GENERIC_ERRORS: ErrorCode[] = ['invalid_input', 'method_not_allowed', 'internal'];
+const IDEMPOTENCY_ERRORS: ErrorCode[] = ['idempotency_in_progress', 'idempotency_key_reused'];
+
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Makes a retry safe: the same key with the same request returns the first response (with header ' +
+    'Idempotent-Replayed: true) and charges nothing more; with a different request, 422; while the first is ' +
+    'still running, 409. 1-255 printable ASCII characters, kept at least 24 hours, per agent. Only ' +
+    'successful responses are stored: a failed request can be retried with the same key.',
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+};
 const BODY_ERRORS: ErrorCode[] = ['invalid_json', 'payload_too_large', 'unsupported_media_type'];
 
 function errorResponses(codes: ErrorCode[]): Record<string, unknown> {
@@ -53,6 +66,7 @@ function operationObject(op: RestOperation): Record<string, unknown> {
   const codes: ErrorCode[] = [...GENERIC_ERRORS, ...op.errors];
   if (op.auth !== 'none') codes.push('unauthorized');
   if (op.http.method !== 'GET') codes.push(...BODY_ERRORS);
+  if (op.idempotent) codes.push(...IDEMPOTENCY_ERRORS);
   const object: Record<string, unknown> = {
     operationId: op.name,
     summary: op.summary,
@@ -71,18 +85,22 @@ function operationObject(op: RestOperation): Record<string, unknown> {
       ...errorResponses(codes),
     },
   };
+  const parameters: Record<string, unknown>[] = op.idempotent ? [IDEMPOTENCY_KEY_PARAMETER] : [];
   if (op.http.method === 'GET') {
-    object.parameters = Object.entries(properties).map(([name, schema]) => ({
-      name,
-      in: 'query',
-      required: required.includes(name),
-      description: schema.description,
-      schema,
-    }));
+    parameters.push(
+      ...Object.entries(properties).map(([name, schema]) => ({
+        name,
+        in: 'query',
+        required: required.includes(name),
+        description: schema.description,
+        schema,
+      })),
+    );
   } else {
     const body = { ...input, properties, required };
     object.requestBody = { required: true, content: { 'application/json': { schema: body } } };
   }
+  if (parameters.length > 0) object.parameters = parameters;
   return object;
 }
 
@@ -95,7 +113,15 @@ function documentObject(doc: DocumentRoute): Record<string, unknown> {
     operationId: doc.name,
     summary: doc.summary,
     security: [],
-    responses: { '200': { description: 'Success.', content } },
+    responses: {
+      '200': { description: 'Success.', content },
+      ...Object.fromEntries(
+        Object.entries(doc.otherStatuses ?? {}).map(([status, description]) => [
+          status,
+          { description, content },
+        ]),
+      ),
+    },
   };
 }
 

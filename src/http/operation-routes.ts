@@ -9,7 +9,8 @@ import type { Request, RequestHandler, Router } from 'express';
 import { hashKey } from '../core/accounts.js';
 import type { Core } from '../core/core.js';
 import { AppError } from '../core/errors.js';
-import type { RestOperation } from '../core/operations.js';
+import { parseIdempotencyKey } from '../core/idempotency.js';
+import { type RestOperation, runOperation } from '../core/operations.js';
 import { fieldsOf, parseInput } from '../core/validation.js';
 import { bearerToken, requestKey } from './request-key.js';
 
@@ -29,11 +30,15 @@ function requestFields(req: Request, op: RestOperation): Record<string, unknown>
   return source as Record<string, unknown>;
 }
 
-/** Removes `agent_key` from the fields and checks it against the header key as the operation requires. */
+/**
+ * Removes `agent_key` from the fields and checks it against the header key as the operation requires.
+ * The header key is already authenticated, so a plain comparison suffices: both strings come from the
+ * caller, so comparing them reveals nothing it does not know, and no other string hashes the same.
+ */
 function takeAgentKey(
   op: RestOperation,
   fields: Record<string, unknown>,
-  keyHash: string,
+  headerKey: string,
 ): Record<string, unknown> {
   const { agent_key: agentKey, ...rest } = fields;
   if (agentKey === undefined) {
@@ -48,7 +53,7 @@ function takeAgentKey(
   if (typeof agentKey !== 'string') {
     throw new AppError('invalid_input', 'agent_key must be a string: the API key.', { field: 'agent_key' });
   }
-  if (!matchesHash(agentKey, keyHash)) {
+  if (agentKey !== headerKey) {
     throw new AppError(
       'forbidden',
       'agent_key does not match the API key in the header; send the same key in both places.',
@@ -82,12 +87,17 @@ function routeHandler(core: Core, op: RestOperation, adminToken: string | undefi
       const account = await core.accounts.authenticate(key);
       agentId = account.id;
       res.locals.agentId = agentId;
-      fields = takeAgentKey(op, fields, account.keyHash);
+      fields = takeAgentKey(op, fields, key as string);
     } else if (op.auth === 'admin') {
       checkAdmin(req, adminToken as string);
     }
     const input = parseInput(op.input, fields, allowed);
-    res.status(200).json(await op.run(core, agentId, input));
+    const idempotencyKey = op.idempotent
+      ? parseIdempotencyKey(req.get('idempotency-key'), 'The Idempotency-Key header')
+      : undefined;
+    const outcome = await runOperation(core, op, agentId, input, idempotencyKey);
+    if (outcome.replayed) res.set('Idempotent-Replayed', 'true');
+    res.status(outcome.status).json(outcome.body);
   };
 }
 

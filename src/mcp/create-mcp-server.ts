@@ -9,7 +9,8 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Core } from '../core/core.js';
-import { costSentence, type Operation } from '../core/operations.js';
+import { parseIdempotencyKey } from '../core/idempotency.js';
+import { costSentence, type Operation, runOperation } from '../core/operations.js';
 import { PRICES, SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
 import { fieldsOf, parseInput } from '../core/validation.js';
 import type { Logger } from '../logger.js';
@@ -70,10 +71,14 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
       async (args: unknown, extra: McpExtra) => {
         try {
           const agentId = await agentOf(extra);
-          const output = await op.run(core, agentId, parseInput(op.input, args, fieldsOf(op.input)));
-          return toolSuccess(output as Record<string, unknown>);
+          const input = parseInput(op.input, args, fieldsOf(op.input));
+          const idempotencyKey = op.idempotent
+            ? parseIdempotencyKey(extra._meta?.idempotency_key, '_meta.idempotency_key')
+            : undefined;
+          const outcome = await runOperation(core, op, agentId, input, idempotencyKey);
+          return toolSuccess(outcome.body, outcome.replayed);
         } catch (err) {
-          return toolFailure(mcpError(err, logger, op.mcp?.tool ?? op.name));
+          return toolFailure(mcpError(err, logger, op.mcp?.tool ?? op.name, extra));
         }
       },
     );

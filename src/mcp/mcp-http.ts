@@ -12,9 +12,11 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { Express, Request, Response } from 'express';
+import type { ErrorRequestHandler, Express, Request, Response } from 'express';
 import { toAppError } from '../core/errors.js';
+import { httpError } from '../http/error-handler.js';
 import { requestKey } from '../http/request-key.js';
+import { requestLogger } from '../http/request-log.js';
 import { createMcpServer, type McpServerDeps } from './create-mcp-server.js';
 
 export const MCP_PATH = '/mcp';
@@ -34,6 +36,8 @@ function rpcError(res: Response, status: number, code: number, message: string, 
 export interface McpHttp {
   /** Closes every open session. */
   close(): Promise<void>;
+  /** Ends every session's standalone GET event stream (at shutdown: they would hold the drain open). */
+  closeStreams(): void;
   sessionCount(): number;
 }
 
@@ -134,9 +138,16 @@ export function mountMcpHttp(
   app.all(MCP_PATH, async (req, res) => {
     try {
       const key = requestKey(req);
-      // The transport hands req.auth to every handler as extra.authInfo.
-      if (key !== undefined)
-        (req as Request & { auth?: AuthInfo }).auth = { token: key, clientId: 'agent-context', scopes: [] };
+      // The transport hands req.auth to every handler as extra.authInfo (with the request id, for logs).
+      if (key !== undefined) {
+        const extra = { requestId: res.locals.requestId as string | undefined };
+        (req as Request & { auth?: AuthInfo }).auth = {
+          token: key,
+          clientId: 'agent-context',
+          scopes: [],
+          extra,
+        };
+      }
     } catch (err) {
       const error = toAppError(err);
       rpcError(res, 400, -32600, error.message);
@@ -179,8 +190,27 @@ export function mountMcpHttp(
     if (session) await session.transport.handleRequest(req, res, req.body);
   });
 
+  // A body the JSON parser refused (malformed, too large, not JSON) is answered as a JSON-RPC error here,
+  // with the same sentence REST gives, rather than as a REST error body.
+  const answerAsJsonRpc: ErrorRequestHandler = (err, req, res, next) => {
+    if (res.headersSent) return next(err);
+    const error = httpError(err);
+    if (error.code === 'internal') {
+      requestLogger(res, deps.logger).error(
+        { err: error.cause ?? err, method: req.method, path: req.path },
+        'MCP request failed',
+      );
+    }
+    const code = error.code === 'invalid_json' ? -32700 : error.code === 'internal' ? -32603 : -32600;
+    rpcError(res, error.status, code, error.message, error.toBody());
+  };
+  app.use(MCP_PATH, answerAsJsonRpc);
+
   return {
     sessionCount: () => sessions.size,
+    closeStreams: () => {
+      for (const session of sessions.values()) session.transport.closeStandaloneSSEStream();
+    },
     close: async () => {
       clearInterval(sweep);
       await Promise.all([...sessions.values()].map((s) => s.transport.close()));

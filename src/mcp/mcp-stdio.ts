@@ -1,15 +1,48 @@
 /**
  * `agent-context mcp`: the MCP server over stdio for desktop clients. stdout carries only the protocol;
- * logs go to stderr. The key is AC_API_KEY, or the local agent's. It exits cleanly, store flushed, when
- * stdin closes or on SIGTERM/SIGINT.
+ * logs go to stderr. The key is AC_API_KEY, or the local agent's. It exits cleanly (0), store flushed and
+ * DATA_DIR lock released, when stdin closes or on SIGTERM/SIGINT, after the requests in flight have been
+ * answered or AC_SHUTDOWN_TIMEOUT_MS has passed.
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { openService } from '../app.js';
 import type { Config } from '../config.js';
 import { DataDirLockedError } from '../store/data-dir-lock.js';
 import { createMcpServer } from './create-mcp-server.js';
 import { localAgentKey } from './local-agent.js';
 import { MCP_PATH } from './mcp-http.js';
+
+/** Counts the requests received on `transport` and not yet answered; call after connecting it. */
+function trackRequests(transport: Transport): { settled(timeoutMs: number): Promise<void> } {
+  const pending = new Set<string | number>();
+  let idle: (() => void) | undefined;
+  const receive = transport.onmessage;
+  const send = transport.send.bind(transport);
+  transport.onmessage = (message, extra) => {
+    if ('method' in message && 'id' in message) pending.add(message.id);
+    receive?.(message, extra);
+  };
+  transport.send = async (message, options) => {
+    try {
+      return await send(message, options);
+    } finally {
+      const id = 'method' in message || !('id' in message) ? undefined : message.id;
+      if (id !== undefined && pending.delete(id) && pending.size === 0) idle?.();
+    }
+  };
+  return {
+    settled: (timeoutMs) =>
+      new Promise<void>((resolve) => {
+        if (pending.size === 0) return resolve();
+        const timer = setTimeout(resolve, timeoutMs);
+        idle = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      }),
+  };
+}
 
 export async function runStdioServer(config: Readonly<Config>): Promise<void> {
   const service = await openService(config, { command: 'mcp' }).catch((err) => {
@@ -30,10 +63,12 @@ export async function runStdioServer(config: Readonly<Config>): Promise<void> {
   const server = createMcpServer({ ...service, keyOf: () => key });
   const transport = new StdioServerTransport();
 
+  let requests: ReturnType<typeof trackRequests> | undefined;
   let closing: Promise<void> | undefined;
   const shutdown = (reason: string) => {
     closing ??= (async () => {
       service.logger.info({ reason }, 'MCP stdio server stopping');
+      await requests?.settled(config.shutdownTimeoutMs);
       await server.close().catch(() => undefined);
       await service.close();
       process.exit(0);
@@ -47,6 +82,7 @@ export async function runStdioServer(config: Readonly<Config>): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
   await server.connect(transport);
+  requests = trackRequests(transport);
   service.logger.info(
     { dataDir: config.dataDir, localAgent: config.apiKey === undefined },
     'MCP stdio server ready',

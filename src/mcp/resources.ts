@@ -51,7 +51,7 @@ export function registerMemoryResources(server: McpServer, deps: ResourceDeps): 
     try {
       return await op.run(core, await deps.agentOf(extra), parseInput(op.input, fields));
     } catch (err) {
-      const error = mcpError(err, logger, op.name);
+      const error = mcpError(err, logger, op.name, extra);
       const rpc = new McpError(RESOURCE_ERROR, error.message, error.toBody());
       rpc.message = error.message; // McpError prefixes "MCP error <code>:", which the client adds again
       throw rpc;

@@ -14,14 +14,28 @@ export const MCP_HOW_TO_AUTHENTICATE =
   'it as the X-API-Key or Authorization: Bearer header of the MCP HTTP connection, or as AC_API_KEY in the ' +
   'environment of the stdio server (without AC_API_KEY, the stdio server uses a local agent of its own).';
 
-export function toolSuccess(body: Record<string, unknown>): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
+/** `replayed`: the stored response of an earlier call with the same idempotency key. */
+export function toolSuccess(body: Record<string, unknown>, replayed = false): CallToolResult {
+  return {
+    content: [{ type: 'text', text: JSON.stringify(body) }],
+    structuredContent: body,
+    ...(replayed ? { _meta: { idempotent_replayed: true } } : {}),
+  };
 }
 
 /** The AppError for a failure, with the MCP way to authenticate in a 401. */
-export function mcpError(err: unknown, logger: Logger, context: string): AppError {
+/** `extra`: the handler's; over HTTP its authInfo carries the request id, which the log line then names. */
+export function mcpError(
+  err: unknown,
+  logger: Logger,
+  context: string,
+  extra?: { authInfo?: { extra?: Record<string, unknown> } },
+): AppError {
   const error = toAppError(err);
-  if (error.code === 'internal') logger.error({ err: error.cause ?? err, context }, 'MCP request failed');
+  if (error.code === 'internal') {
+    const reqId = extra?.authInfo?.extra?.requestId;
+    logger.error({ err: error.cause ?? err, context, ...(reqId ? { reqId } : {}) }, 'MCP request failed');
+  }
   if (error.code === 'unauthorized') {
     const what = error.details.reason === 'missing_key' ? KEY_MISSING : KEY_UNKNOWN;
     return new AppError('unauthorized', `${what} ${MCP_HOW_TO_AUTHENTICATE}`, error.details);

@@ -2,10 +2,11 @@
  * A transaction's writes as plain records. The state applies them at commit; being plain JSON, they are
  * also what a journal would record.
  */
-import type { Account, LedgerEntry, Memory } from '../core/model.js';
+import type { Account, IdempotencyRecord, LedgerEntry, Memory } from '../core/model.js';
 
 export type Change =
   | { op: 'account.put'; account: Account }
   | { op: 'ledger.append'; entry: LedgerEntry }
   | { op: 'memory.put'; memory: Memory }
-  | { op: 'memory.delete'; agentId: string; key: string };
+  | { op: 'memory.delete'; agentId: string; key: string }
+  | { op: 'idempotency.put'; record: IdempotencyRecord };

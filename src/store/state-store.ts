@@ -88,6 +88,10 @@ export class StateStore implements StorePort {
     return work(this.state);
   }
 
+  status(): 'open' | 'failed' | 'closed' {
+    return this.failed ? 'failed' : this.closed ? 'closed' : 'open';
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     // Requests already under way (the server has stopped taking new ones) may still be on their way to a

@@ -2,10 +2,10 @@
  * A transaction over StoreState: writes are recorded as Changes and kept in an overlay, so the
  * transaction reads its own writes while the committed state stays untouched until commit.
  */
-import type { Account, LedgerEntry, Memory, MemoryType } from '../core/model.js';
+import type { Account, IdempotencyRecord, LedgerEntry, Memory, MemoryType } from '../core/model.js';
 import type { StoreTx } from '../core/store-port.js';
 import type { Change } from './changes.js';
-import { newestFirst, type StoreState } from './store-state.js';
+import { idempotencySlot, newestFirst, type StoreState } from './store-state.js';
 
 export class StateTx implements StoreTx {
   readonly changes: Change[] = [];
@@ -13,6 +13,7 @@ export class StateTx implements StoreTx {
   /** agentId → key → memory written in this transaction, or null when deleted. */
   private readonly memories = new Map<string, Map<string, Memory | null>>();
   private readonly ledger: LedgerEntry[] = [];
+  private readonly idempotency = new Map<string, IdempotencyRecord>();
 
   constructor(private readonly state: StoreState) {}
 
@@ -61,6 +62,22 @@ export class StateTx implements StoreTx {
       if (!memory && committed) count--;
     }
     return count;
+  }
+
+  async spentSince(agentId: string, since: string) {
+    let spent = await this.state.spentSince(agentId, since);
+    for (const entry of this.ledger)
+      if (entry.agentId === agentId && entry.at >= since) spent += Math.max(0, -entry.amountCents);
+    return spent;
+  }
+
+  async getIdempotency(agentId: string, key: string) {
+    return this.idempotency.get(idempotencySlot(agentId, key)) ?? this.state.getIdempotency(agentId, key);
+  }
+
+  async putIdempotency(record: IdempotencyRecord) {
+    this.idempotency.set(idempotencySlot(record.agentId, record.key), record);
+    this.changes.push({ op: 'idempotency.put', record });
   }
 
   async putAccount(account: Account) {

@@ -1,9 +1,17 @@
 /**
  * The whole store held in memory, with the indexes that keep every lookup to one agent's data: accounts
  * by id, key hash and e-mail; memories per agent in a Map (so `__proto__` and friends are ordinary keys)
- * whose insertion order is update order; ledger entries per agent in append order.
+ * whose insertion order is update order; ledger entries per agent in append order, with running debit
+ * totals so that "spent since" is a binary search; idempotency records in the order they were written.
  */
-import type { Account, LedgerEntry, Memory, MemoryType } from '../core/model.js';
+import {
+  type Account,
+  IDEMPOTENCY_RETENTION_MS,
+  type IdempotencyRecord,
+  type LedgerEntry,
+  type Memory,
+  type MemoryType,
+} from '../core/model.js';
 import type { StoreReader } from '../core/store-port.js';
 import type { Change } from './changes.js';
 
@@ -15,6 +23,8 @@ export interface Snapshot {
   accounts: Account[];
   memories: Memory[];
   ledger: LedgerEntry[];
+  /** Absent in snapshots written before idempotency keys existed. */
+  idempotency?: IdempotencyRecord[];
 }
 
 export const EMPTY_SNAPSHOT: Snapshot = { format: 'agent-context/1', accounts: [], memories: [], ledger: [] };
@@ -25,12 +35,17 @@ export class StoreState implements StoreReader {
   private readonly idByEmail = new Map<string, string>();
   private readonly memories = new Map<string, Map<string, Memory>>();
   private readonly ledger = new Map<string, LedgerEntry[]>();
+  /** Per agent, the debits (in cents) of its ledger entries up to and including each index. */
+  private readonly debitTotals = new Map<string, number[]>();
+  /** By `idempotencySlot`, oldest first. */
+  private readonly idempotency = new Map<string, IdempotencyRecord>();
 
   static fromSnapshot(snapshot: Snapshot): StoreState {
     const state = new StoreState();
     for (const account of snapshot.accounts) state.apply({ op: 'account.put', account });
     for (const memory of snapshot.memories) state.apply({ op: 'memory.put', memory });
     for (const entry of snapshot.ledger) state.apply({ op: 'ledger.append', entry });
+    for (const record of snapshot.idempotency ?? []) state.apply({ op: 'idempotency.put', record });
     return state;
   }
 
@@ -39,6 +54,7 @@ export class StoreState implements StoreReader {
     const accounts = new Map(this.accounts);
     const ledger: LedgerEntry[] = [];
     for (const entries of this.ledger.values()) ledger.push(...entries);
+    const idempotency = new Map(this.idempotency);
     const changed = new Map<string, Map<string, Memory>>();
     const memoriesOf = (agentId: string) => {
       let copy = changed.get(agentId);
@@ -53,6 +69,8 @@ export class StoreState implements StoreReader {
       else if (change.op === 'ledger.append') ledger.push(change.entry);
       else if (change.op === 'memory.put')
         memoriesOf(change.memory.agentId).set(change.memory.key, change.memory);
+      else if (change.op === 'idempotency.put')
+        idempotency.set(idempotencySlot(change.record.agentId, change.record.key), change.record);
       else memoriesOf(change.agentId).delete(change.key);
     }
     const memories: Memory[] = [];
@@ -60,7 +78,13 @@ export class StoreState implements StoreReader {
       memories.push(...(changed.get(agentId) ?? perAgent).values());
     for (const [agentId, perAgent] of changed)
       if (!this.memories.has(agentId)) memories.push(...perAgent.values());
-    return { format: 'agent-context/1', accounts: [...accounts.values()], memories, ledger };
+    return {
+      format: 'agent-context/1',
+      accounts: [...accounts.values()],
+      memories,
+      ledger,
+      idempotency: [...idempotency.values()],
+    };
   }
 
   apply(change: Change): void {
@@ -77,9 +101,24 @@ export class StoreState implements StoreReader {
         return;
       }
       case 'ledger.append': {
-        const entries = this.ledger.get(change.entry.agentId);
-        if (entries) entries.push(change.entry);
-        else this.ledger.set(change.entry.agentId, [change.entry]);
+        const { agentId, amountCents } = change.entry;
+        let entries = this.ledger.get(agentId);
+        let totals = this.debitTotals.get(agentId);
+        if (!entries || !totals) {
+          entries = [];
+          totals = [];
+          this.ledger.set(agentId, entries);
+          this.debitTotals.set(agentId, totals);
+        }
+        entries.push(change.entry);
+        totals.push((totals.at(-1) ?? 0) + Math.max(0, -amountCents));
+        return;
+      }
+      case 'idempotency.put': {
+        const slot = idempotencySlot(change.record.agentId, change.record.key);
+        this.idempotency.delete(slot); // re-insert, so that Map order stays write order
+        this.idempotency.set(slot, change.record);
+        this.dropIdempotencyBefore(Date.parse(change.record.createdAt) - IDEMPOTENCY_RETENTION_MS);
         return;
       }
       case 'memory.put': {
@@ -129,6 +168,36 @@ export class StoreState implements StoreReader {
     return this.memories.get(agentId)?.size ?? 0;
   }
 
+  async spentSince(agentId: string, since: string) {
+    const entries = this.ledger.get(agentId);
+    const totals = this.debitTotals.get(agentId);
+    if (!entries || !totals || entries.length === 0) return 0;
+    // Entries are appended in time order: find the first at or after `since`.
+    let lo = 0;
+    let hi = entries.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((entries[mid] as LedgerEntry).at < since) lo = mid + 1;
+      else hi = mid;
+    }
+    return (totals.at(-1) ?? 0) - (lo === 0 ? 0 : (totals[lo - 1] as number));
+  }
+
+  async getIdempotency(agentId: string, key: string) {
+    return this.idempotency.get(idempotencySlot(agentId, key));
+  }
+
+  /**
+   * Drops records written before `cutoffMs`. Records are kept in write order, so this stops at the first
+   * younger one. It depends only on the records, so a replayed journal drops the same ones.
+   */
+  private dropIdempotencyBefore(cutoffMs: number): void {
+    for (const [slot, record] of this.idempotency) {
+      if (Date.parse(record.createdAt) >= cutoffMs) return;
+      this.idempotency.delete(slot);
+    }
+  }
+
   /** Memories of an agent in update order (oldest first), for a transaction's overlay. */
   memoriesInUpdateOrder(agentId: string): Iterable<Memory> {
     return this.memories.get(agentId)?.values() ?? [];
@@ -138,6 +207,11 @@ export class StoreState implements StoreReader {
   ledgerInOrder(agentId: string): readonly LedgerEntry[] {
     return this.ledger.get(agentId) ?? [];
   }
+}
+
+/** The one map key of an agent's idempotency key. */
+export function idempotencySlot(agentId: string, key: string): string {
+  return `${agentId}\u0000${key}`;
 }
 
 /** Walks memories given oldest first and returns the newest `limit` of them matching `type`. */

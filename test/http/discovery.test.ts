@@ -94,10 +94,21 @@ describe('discovery documents', () => {
       'memory_value',
     ]);
     expect(Object.keys(store.responses)).toEqual(
-      expect.arrayContaining(['200', '400', '401', '402', '403', '413', '415', '500']),
+      expect.arrayContaining(['200', '400', '401', '402', '403', '409', '413', '415', '422', '500']),
     );
+    expect(store.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual([
+      'header:Idempotency-Key',
+    ]);
     const retrieve = res.body.paths['/api/ac/memory'].get;
-    expect(retrieve.parameters.map((p: { name: string }) => p.name)).toEqual(['agent_key', 'memory_key']);
+    expect(retrieve.parameters.map((p: { name: string }) => p.name)).toEqual([
+      'Idempotency-Key',
+      'agent_key',
+      'memory_key',
+    ]);
+    // Free operations that change nothing take no idempotency key.
+    expect(res.body.paths['/api/ac/account'].get.parameters ?? []).not.toContainEqual(
+      expect.objectContaining({ name: 'Idempotency-Key' }),
+    );
     expect(Object.keys(retrieve.responses)).toContain('404');
   });
 

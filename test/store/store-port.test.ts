@@ -190,6 +190,58 @@ for (const adapter of adapters) {
       expect(latest.map((e) => e.id)).toEqual(['txn_5', 'txn_4']);
     });
 
+    it('sums the debits since a moment, within and after a transaction', async () => {
+      const opened = await open();
+      const at = (n: number, hour: string, cents: number): LedgerEntry => ({
+        ...entry('a', n),
+        at: `2026-11-21T${hour}:00:00.000Z`,
+        amountCents: cents,
+      });
+      await opened.store.transact(async (tx) => {
+        await tx.appendLedger(at(1, '01', -3));
+        await tx.appendLedger(at(2, '05', 20)); // a credit: not spending
+        await tx.appendLedger(at(3, '09', -2));
+        expect(await tx.spentSince('a', '2026-11-21T05:00:00.000Z')).toBe(2);
+      });
+      const store = opened.reopen ? await opened.reopen() : opened.store;
+      await store.transact(async (tx) => {
+        await tx.appendLedger(at(4, '10', -1));
+        expect(await tx.spentSince('a', '2026-11-21T00:00:00.000Z')).toBe(6);
+      });
+      expect(await store.read((r) => r.spentSince('a', '2026-11-21T09:00:00.000Z'))).toBe(3);
+      expect(await store.read((r) => r.spentSince('a', '2026-11-21T11:00:00.000Z'))).toBe(0);
+      expect(await store.read((r) => r.spentSince('nobody', '2026-11-21T00:00:00.000Z'))).toBe(0);
+    });
+
+    it('keeps idempotency records per agent and key, across a reopen, dropping those over a day old', async () => {
+      const opened = await open();
+      const record = (agentId: string, key: string, createdAt: string) => ({
+        agentId,
+        key,
+        fingerprint: `fp-${key}`,
+        operation: 'memory_store',
+        status: 200,
+        body: { success: true, key },
+        createdAt,
+      });
+      await opened.store.transact(async (tx) => {
+        await tx.putIdempotency(record('a', 'old', '2026-11-20T00:00:00.000Z'));
+        await tx.putIdempotency(record('a', 'k', '2026-11-21T00:00:00.000Z'));
+        expect((await tx.getIdempotency('a', 'k'))?.fingerprint).toBe('fp-k');
+      });
+      expect(await opened.store.read((r) => r.getIdempotency('b', 'k'))).toBeUndefined();
+      const store = opened.reopen ? await opened.reopen() : opened.store;
+      expect((await store.read((r) => r.getIdempotency('a', 'k')))?.body).toEqual({
+        success: true,
+        key: 'k',
+      });
+      // A record written more than 24 hours after another drops the older one.
+      expect(await store.read((r) => r.getIdempotency('a', 'old'))).toBeDefined();
+      await store.transact((tx) => tx.putIdempotency(record('b', 'new', '2026-11-21T00:00:01.000Z')));
+      expect(await store.read((r) => r.getIdempotency('a', 'old'))).toBeUndefined();
+      expect(await store.read((r) => r.getIdempotency('a', 'k'))).toBeDefined();
+    });
+
     it('refuses work after close', async () => {
       const { store } = await open();
       await store.close();

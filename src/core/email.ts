@@ -1,0 +1,35 @@
+/**
+ * E-mail address checks beyond the syntax that zod's `z.email()` checks: the length limits of RFC 5321
+ * (local part 64, each domain label 63) and whether the domain belongs to a disposable (throwaway)
+ * address provider, from mailchecker's list (a data package, no framework). A subdomain of a listed
+ * domain is disposable too. These rules hold for registration on every face, whatever AC_RATE_LIMIT says.
+ */
+import mailchecker from 'mailchecker';
+
+const DISPOSABLE_DOMAINS: ReadonlySet<string> = mailchecker.blacklist();
+
+/** The lower-cased domain part of an address (after the last `@`). */
+export function emailDomain(email: string): string {
+  return email.slice(email.lastIndexOf('@') + 1).toLowerCase();
+}
+
+/** Whether the domain, or a domain it is a subdomain of, is a known disposable-address provider. */
+export function isDisposableDomain(domain: string): boolean {
+  let current = domain.toLowerCase();
+  for (;;) {
+    if (DISPOSABLE_DOMAINS.has(current)) return true;
+    const dot = current.indexOf('.');
+    if (dot === -1) return false;
+    current = current.slice(dot + 1);
+  }
+}
+
+/** Whether the address keeps RFC 5321's limits: a local part of at most 64 characters, labels of at most 63. */
+export function withinRfcLengths(email: string): boolean {
+  const at = email.lastIndexOf('@');
+  if (at < 1 || at > 64) return false;
+  return email
+    .slice(at + 1)
+    .split('.')
+    .every((label) => label.length <= 63);
+}

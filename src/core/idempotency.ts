@@ -1,0 +1,130 @@
+/**
+ * Idempotency keys: a request that carries one is run at most once per agent and key. Its successful
+ * response is stored in the same transaction as its debit (see `Recorder` in ledger.ts), so a retry with
+ * the same key and the same request gets that response back and is never charged twice:
+ * - same key, same request, finished: the stored response (`replayed: true`), free;
+ * - same key, same request, still running: 409, retry shortly;
+ * - same key, a different request (another operation or other input): 422.
+ * A failed request stores nothing, so its retry runs again. Records are kept for at least 24 hours.
+ * "Still running" is known in this process only: the store has one writer process (the DATA_DIR lock).
+ */
+import { createHash } from 'node:crypto';
+import type { Clock } from './clock.js';
+import { AppError } from './errors.js';
+import type { Recorder } from './ledger.js';
+import { IDEMPOTENCY_RETENTION_MS, type JsonObject } from './model.js';
+import type { StorePort } from './store-port.js';
+
+export const IDEMPOTENCY_KEY_MAX_CHARS = 255;
+const KEY_SHAPE = /^[\x20-\x7e]+$/u;
+
+/** Checks a key as sent by a client (header or `_meta`); `undefined` when none was sent. */
+export function parseIdempotencyKey(raw: unknown, where: string): string | undefined {
+  if (raw === undefined) return undefined;
+  if (
+    typeof raw !== 'string' ||
+    raw.trim() === '' ||
+    raw.length > IDEMPOTENCY_KEY_MAX_CHARS ||
+    !KEY_SHAPE.test(raw)
+  ) {
+    throw new AppError(
+      'invalid_input',
+      `${where} must be 1-${IDEMPOTENCY_KEY_MAX_CHARS} printable ASCII characters, for example a UUID ` +
+        'you generate once per logical request and reuse on its retries.',
+      { field: 'idempotency_key' },
+    );
+  }
+  return raw;
+}
+
+/** JSON with object keys sorted, so that equal inputs give equal text whatever their key order. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** What identifies "the same request": the operation and its validated input (defaults applied). */
+export function requestFingerprint(operation: string, input: unknown): string {
+  return createHash('sha256')
+    .update(canonicalJson([operation, input]))
+    .digest('hex');
+}
+
+export interface IdempotentOutcome<T> {
+  status: number;
+  body: T;
+  /** True when `body` is the stored response of an earlier request with the same key. */
+  replayed: boolean;
+}
+
+export function createIdempotency(store: StorePort, clock: Clock) {
+  /** Requests in flight, by agent and key, with their fingerprints. */
+  const running = new Map<string, string>();
+
+  /**
+   * Runs `call` unless the agent already made this request with `key`. `call` must hand its response to
+   * the recorder inside the transaction that charges for it.
+   */
+  async function run<T extends JsonObject>(
+    agentId: string,
+    operation: string,
+    key: string,
+    input: unknown,
+    call: (record: Recorder) => Promise<T>,
+  ): Promise<IdempotentOutcome<T>> {
+    const fingerprint = requestFingerprint(operation, input);
+    const slot = `${agentId}\u0000${key}`;
+    const inFlight = running.get(slot);
+    if (inFlight !== undefined) throw inFlight === fingerprint ? stillRunning() : reused(operation);
+    running.set(slot, fingerprint);
+    try {
+      const stored = await store.read((reader) => reader.getIdempotency(agentId, key));
+      const live = stored && clock.now().getTime() - Date.parse(stored.createdAt) < IDEMPOTENCY_RETENTION_MS;
+      if (stored && live) {
+        if (stored.fingerprint !== fingerprint) throw reused(stored.operation);
+        return { status: stored.status, body: stored.body as T, replayed: true };
+      }
+      const record: Recorder = (tx, body) =>
+        tx.putIdempotency({
+          agentId,
+          key,
+          fingerprint,
+          operation,
+          status: 200,
+          body,
+          createdAt: clock.now().toISOString(),
+        });
+      return { status: 200, body: await call(record), replayed: false };
+    } finally {
+      running.delete(slot);
+    }
+  }
+
+  return { run };
+}
+
+function stillRunning(): AppError {
+  return new AppError(
+    'idempotency_in_progress',
+    'A request with this idempotency key is still running; retry with the same key in a moment to get its ' +
+      'response. Nothing was charged for this one.',
+    { field: 'idempotency_key' },
+  );
+}
+
+function reused(operation: string): AppError {
+  return new AppError(
+    'idempotency_key_reused',
+    `This idempotency key was already used by this agent for a different request (${operation} with other ` +
+      'input); use a new key for a new request. Nothing was charged.',
+    { field: 'idempotency_key' },
+  );
+}
+
+export type Idempotency = ReturnType<typeof createIdempotency>;

@@ -1,0 +1,247 @@
+/**
+ * Rate limits (express-rate-limit, in-memory, fixed windows), mounted only while AC_RATE_LIMIT is on:
+ *
+ * - API, per minute: a request with a valid API key (X-API-Key or Bearer) counts against its account
+ *   (keyed by account id: the key itself is neither a limiter key nor kept); a request with a missing,
+ *   unknown or ambiguous key counts against its client address under the lower unauthenticated limit, so
+ *   guessing keys is limited per address. REST and /mcp alike. Ping, the discovery documents, readiness
+ *   and OPTIONS are not limited: they are static or cheap, touch no account, and a health probe must
+ *   never be turned away.
+ * - Registration, per hour: per client address and per e-mail domain. Only a body with a valid address
+ *   (the register schema's own check) counts, whatever the outcome: a 409 counts (it tells whether an
+ *   address is registered), a 400 does not (it created and revealed nothing; it still counts per minute).
+ *
+ * Every 429 is an AppError rendered by the one error handler, with Retry-After and the draft-8
+ * `RateLimit` / `RateLimit-Policy` headers: draft-8 names each policy and appends rather than overwrites,
+ * so a registration shows both its per-minute and per-hour policies, each with its own remaining count.
+ * IPv6 clients are grouped by /56, as one customer usually holds a whole prefix.
+ */
+import { BlockList, isIPv4 } from 'node:net';
+import type { Request, RequestHandler, Response } from 'express';
+import { ipKeyGenerator, type Options, rateLimit } from 'express-rate-limit';
+import type { RateLimitConfig, TrustProxySetting } from '../config.js';
+import type { Core } from '../core/core.js';
+import { emailDomain } from '../core/email.js';
+import { AppError } from '../core/errors.js';
+import type { RestOperation } from '../core/operations.js';
+import type { Logger } from '../logger.js';
+import { requestKey } from './request-key.js';
+
+const MINUTE_MS = 60_000;
+const HOUR_MS = 60 * MINUTE_MS;
+
+export interface RateLimitOptions {
+  core: Core;
+  logger: Logger;
+  limits: RateLimitConfig;
+  trustProxy: TrustProxySetting;
+  /** Paths never limited (ping, discovery documents, readiness). */
+  unlimitedPaths: readonly string[];
+  /** The REST operations: the registration route's path is taken from them. */
+  operations: readonly RestOperation[];
+}
+
+export interface RateLimits {
+  /** Per key or per address; mount before the body is read, so a limited request is not even parsed. */
+  api: RequestHandler[];
+  /** Registration per address and per domain; mount after the JSON body parser (it reads `email`). */
+  register: { path: string; handlers: RequestHandler[] } | undefined;
+}
+
+/** What the API limiters know of a request: the account id behind a valid key, or nothing. */
+interface Identity {
+  agentId: string | undefined;
+}
+
+const IDENTITY = Symbol('rate-limit identity');
+type Identified = Request & { [IDENTITY]?: Identity };
+
+/** The client's address as the limiter key: Express's req.ip (trust proxy applied), IPv6 by /56. */
+function addressKey(req: Request): string {
+  return ipKeyGenerator(req.ip ?? req.socket.remoteAddress ?? 'unknown');
+}
+
+function normalisedPath(path: string): string {
+  return path.length > 1 ? path.replace(/\/+$/u, '').toLowerCase() : path;
+}
+
+/** Private and loopback ranges: a peer there sending X-Forwarded-For is most likely a proxy. */
+const PROXY_RANGES = new BlockList();
+for (const [net, prefix] of [
+  ['127.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['172.16.0.0', 12],
+  ['192.168.0.0', 16],
+] as const) {
+  PROXY_RANGES.addSubnet(net, prefix, 'ipv4');
+}
+PROXY_RANGES.addAddress('::1', 'ipv6');
+PROXY_RANGES.addSubnet('fc00::', 7, 'ipv6');
+
+function looksLikeProxy(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
+  return isIPv4(v4) ? PROXY_RANGES.check(v4, 'ipv4') : PROXY_RANGES.check(address, 'ipv6');
+}
+
+function limiterLogger(logger: Logger): Options['logger'] {
+  return {
+    warn: (err, message) => logger.warn({ err }, message ?? 'express-rate-limit'),
+    error: (err, message) => logger.error({ err }, message ?? 'express-rate-limit'),
+  };
+}
+
+interface LimiterSpec {
+  /** The policy's name in the RateLimit headers. */
+  name: string;
+  windowMs: number;
+  limit: number;
+  key: (req: Request) => string | Promise<string>;
+  skip: (req: Request) => boolean;
+  /** The 429 sentence: what was exceeded and when to retry. */
+  sentence: (req: Request, retryAfterS: number) => string;
+}
+
+function limiter(spec: LimiterSpec, logger: Logger): RequestHandler {
+  const property = `rateLimit_${spec.name.replace(/\W/gu, '_')}`;
+  return rateLimit({
+    windowMs: spec.windowMs,
+    limit: spec.limit,
+    standardHeaders: 'draft-8',
+    legacyHeaders: false,
+    identifier: spec.name,
+    requestPropertyName: property,
+    keyGenerator: (req) => spec.key(req),
+    skip: (req) => spec.skip(req),
+    handler: (req: Request, res: Response, next) => {
+      const info = (req as unknown as Record<string, { resetTime?: Date } | undefined>)[property];
+      const resetAt = info?.resetTime?.getTime() ?? Date.now() + spec.windowMs;
+      const seconds = Math.max(1, Math.ceil((resetAt - Date.now()) / 1000));
+      res.set('Retry-After', String(seconds));
+      next(new AppError('rate_limited', spec.sentence(req, seconds), { retry_after_s: seconds }));
+    },
+    logger: limiterLogger(logger),
+  });
+}
+
+export function createRateLimits(options: RateLimitOptions): RateLimits {
+  const { core, logger, limits } = options;
+  const unlimited = new Set(options.unlimitedPaths.map(normalisedPath));
+  const exempt = (req: Request) => req.method === 'OPTIONS' || unlimited.has(normalisedPath(req.path));
+  const identity = (req: Request): Identity => (req as Identified)[IDENTITY] ?? { agentId: undefined };
+
+  if (options.trustProxy === true) {
+    logger.warn(
+      'AC_TRUST_PROXY=true trusts every X-Forwarded-For entry: a client that reaches the server directly can ' +
+        "pick its own address and escape the per-address limits; set the proxy's hop count (1) or address instead",
+    );
+  }
+  let warnedForwarded = false;
+
+  /** Resolves the key to an account once, before the limiters; keeps only the account id. */
+  const identify: RequestHandler = async (req, _res, next) => {
+    if (exempt(req)) return next();
+    if (
+      !warnedForwarded &&
+      options.trustProxy === false &&
+      req.headers['x-forwarded-for'] !== undefined &&
+      looksLikeProxy(req.socket.remoteAddress)
+    ) {
+      warnedForwarded = true;
+      logger.warn(
+        'a request from a private address carries X-Forwarded-For but AC_TRUST_PROXY is unset: behind a proxy, ' +
+          "every client shares the proxy's address for rate limits; set AC_TRUST_PROXY to the proxy's hop count or address",
+      );
+    }
+    let agentId: string | undefined;
+    try {
+      const key = requestKey(req);
+      if (key !== undefined) agentId = (await core.accounts.authenticate(key)).id;
+    } catch {
+      agentId = undefined; // missing, unknown, or two different keys: limited per address; the route answers
+    }
+    (req as Identified)[IDENTITY] = { agentId };
+    next();
+  };
+
+  const perKey = limiter(
+    {
+      name: 'per-key',
+      windowMs: MINUTE_MS,
+      limit: limits.perKeyPerMinute,
+      key: (req) => `agent:${identity(req).agentId}`,
+      skip: (req) => exempt(req) || identity(req).agentId === undefined,
+      sentence: (_req, s) =>
+        `Too many requests for this API key (at most ${limits.perKeyPerMinute} a minute); nothing was ` +
+        `done or charged: retry in ${s} s, as the Retry-After header says.`,
+    },
+    logger,
+  );
+
+  const unauthenticated = limiter(
+    {
+      name: 'unauthenticated',
+      windowMs: MINUTE_MS,
+      limit: limits.unauthenticatedPerMinute,
+      key: (req) => `address:${addressKey(req)}`,
+      skip: (req) => exempt(req) || identity(req).agentId !== undefined,
+      sentence: (_req, s) =>
+        `Too many requests without a valid API key from this address (at most ${limits.unauthenticatedPerMinute} ` +
+        `a minute): retry in ${s} s, as the Retry-After header says, or send a valid key ` +
+        '(X-API-Key or Authorization: Bearer), which has its own, higher limit.',
+    },
+    logger,
+  );
+
+  /** The domain of the body's address when the register schema accepts it, else undefined (not counted). */
+  const EmailSchema = core.schemas.RegisterInput.shape.email;
+  const domains = new WeakMap<Request, string | undefined>();
+  const domainOf = (req: Request): string | undefined => {
+    if (domains.has(req)) return domains.get(req);
+    const body: unknown = req.body;
+    const parsed =
+      typeof body === 'object' && body !== null
+        ? EmailSchema.safeParse((body as { email?: unknown }).email)
+        : undefined;
+    const domain = parsed?.success ? emailDomain(parsed.data) : undefined;
+    domains.set(req, domain);
+    return domain;
+  };
+
+  const registerPerAddress = limiter(
+    {
+      name: 'register-per-address',
+      windowMs: HOUR_MS,
+      limit: limits.registerPerHourPerAddress,
+      key: (req) => `address:${addressKey(req)}`,
+      skip: (req) => domainOf(req) === undefined,
+      sentence: (_req, s) =>
+        `Too many registrations from this address (at most ${limits.registerPerHourPerAddress} an hour): ` +
+        `retry in ${s} s, as the Retry-After header says; an agent that already has a key should keep using it.`,
+    },
+    logger,
+  );
+
+  const registerPerDomain = limiter(
+    {
+      name: 'register-per-domain',
+      windowMs: HOUR_MS,
+      limit: limits.registerPerHourPerDomain,
+      key: (req) => `domain:${domainOf(req)}`,
+      skip: (req) => domainOf(req) === undefined,
+      sentence: (req, s) =>
+        `Too many registrations for addresses at ${domainOf(req)} (at most ${limits.registerPerHourPerDomain} ` +
+        `an hour): retry in ${s} s, as the Retry-After header says.`,
+    },
+    logger,
+  );
+
+  const registerPath = options.operations.find((op) => op.name === 'register')?.http.path;
+  return {
+    api: [identify, perKey, unauthenticated],
+    register:
+      registerPath === undefined
+        ? undefined
+        : { path: registerPath, handlers: [registerPerAddress, registerPerDomain] },
+  };
+}
