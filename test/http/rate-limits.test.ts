@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { DOCUMENTS } from '../../src/http/discovery.js';
 import { type ApiResponse, startTestServer, type TestServer } from '../helpers/test-server.js';
+import { initializeRequest } from '../mcp/mcp-harness.js';
 
 const servers: TestServer[] = [];
 afterEach(async () => {
@@ -231,16 +232,7 @@ describe('registration limits', () => {
 });
 
 describe('MCP over HTTP is under the same limits', () => {
-  const INIT = {
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: {
-      protocolVersion: '2025-06-18',
-      capabilities: {},
-      clientInfo: { name: 'rate-test', version: '1' },
-    },
-  };
+  const INIT = initializeRequest('rate-test');
   const ACCEPT = { accept: 'application/json, text/event-stream' };
 
   it('a keyed session shares the per-key bucket with REST; the limited tool call charges nothing', async () => {

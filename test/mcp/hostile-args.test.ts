@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeLiveSource } from '../helpers/fake-live-source.js';
 import { ledgerSum, startTestServer, type TestServer } from '../helpers/test-server.js';
-import { type InProcess, openInProcess, textJson } from './mcp-harness.js';
+import { type InProcess, initializeRequest, openInProcess, textJson } from './mcp-harness.js';
 
 interface Row {
   name: string;
@@ -460,18 +460,7 @@ describe('raw JSON-RPC over HTTP /mcp', () => {
   beforeAll(async () => {
     server = await startTestServer({ live: new FakeLiveSource() });
     key = await server.register();
-    const init = await rpc(
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-06-18',
-          capabilities: {},
-          clientInfo: { name: 'raw', version: '1' },
-        },
-      }),
-    );
+    const init = await rpc(JSON.stringify(initializeRequest()));
     expect(init.status).toBe(200);
     session = {
       'mcp-session-id': init.headers.get('mcp-session-id') as string,

@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeLiveSource } from '../helpers/fake-live-source.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
-import { textJson } from './mcp-harness.js';
+import { connectHttpClient, initializeRequest, textJson } from './mcp-harness.js';
 
 describe('MCP over Streamable HTTP', () => {
   let server: TestServer;
@@ -19,13 +19,9 @@ describe('MCP over Streamable HTTP', () => {
   });
 
   async function connect(headers: Record<string, string> = {}) {
-    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
-      requestInit: { headers },
-    });
-    const client = new Client({ name: 'http-test', version: '1.0.0' });
-    await client.connect(transport);
-    clients.push(client);
-    return { client, transport };
+    const connected = await connectHttpClient(server.url, headers);
+    clients.push(connected.client);
+    return connected;
   }
 
   it('lists tools, resources and prompts without a key; a call without a key says how to get one', async () => {
@@ -156,16 +152,7 @@ describe('MCP over Streamable HTTP', () => {
       const refused = await fetch(`${capped.url}/mcp`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: {
-            protocolVersion: '2025-06-18',
-            capabilities: {},
-            clientInfo: { name: 'x', version: '1' },
-          },
-        }),
+        body: JSON.stringify(initializeRequest()),
       });
       expect(refused.status).toBe(503);
     } finally {

@@ -1,10 +1,9 @@
 /** `_meta.idempotency_key` on MCP tool calls: the same rules as REST's Idempotency-Key, on the same records. */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeLiveSource } from '../helpers/fake-live-source.js';
 import { ledgerSum, startTestServer, type TestServer } from '../helpers/test-server.js';
-import { textJson } from './mcp-harness.js';
+import { connectHttpClient, textJson } from './mcp-harness.js';
 
 describe('MCP idempotency keys', () => {
   let server: TestServer;
@@ -19,11 +18,7 @@ describe('MCP idempotency keys', () => {
   });
 
   async function connect(key: string) {
-    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
-      requestInit: { headers: { 'X-API-Key': key } },
-    });
-    const client = new Client({ name: 'idempotency-test', version: '1.0.0' });
-    await client.connect(transport);
+    const { client } = await connectHttpClient(server.url, { 'X-API-Key': key });
     clients.push(client);
     return client;
   }

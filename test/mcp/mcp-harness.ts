@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { openService, type Service } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
@@ -62,4 +63,28 @@ export async function openInProcess(
 export function textJson(result: unknown): any {
   const content = (result as { content: { type: string; text: string }[] }).content;
   return JSON.parse(content[0]?.text ?? 'null');
+}
+
+/** A raw JSON-RPC `initialize` request, for tests that speak to /mcp without the SDK client. */
+export function initializeRequest(clientName = 'raw-test') {
+  return {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: {
+      protocolVersion: '2025-06-18',
+      capabilities: {},
+      clientInfo: { name: clientName, version: '1' },
+    },
+  };
+}
+
+/** The SDK client over Streamable HTTP to `${baseUrl}/mcp`, sending `headers` with every request. */
+export async function connectHttpClient(baseUrl: string, headers: Record<string, string> = {}) {
+  const transport = new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp`), {
+    requestInit: { headers },
+  });
+  const client = new Client({ name: 'http-test', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, transport };
 }
