@@ -80,16 +80,25 @@ export function createIdempotency(store: StorePort, clock: Clock) {
   ): Promise<IdempotentOutcome<T>> {
     const fingerprint = requestFingerprint(operation, input);
     const slot = `${agentId}\u0000${key}`;
+    /** The stored outcome under this key, if any: replayed when it is this request, else 422. */
+    const storedOutcome = async (): Promise<IdempotentOutcome<T> | undefined> => {
+      const stored = await store.read((reader) => reader.getIdempotency(agentId, key));
+      if (!stored || clock.now().getTime() - Date.parse(stored.createdAt) >= IDEMPOTENCY_RETENTION_MS)
+        return undefined;
+      if (stored.fingerprint !== fingerprint) throw reused(stored.operation);
+      return { status: stored.status, body: stored.body as T, replayed: true };
+    };
     const inFlight = running.get(slot);
-    if (inFlight !== undefined) throw inFlight === fingerprint ? stillRunning() : reused(operation);
+    if (inFlight !== undefined) {
+      // Something runs under this key: maybe a request bound to be refused while a finished one is stored.
+      const finished = await storedOutcome();
+      if (finished) return finished;
+      throw inFlight === fingerprint ? stillRunning() : reused(operation);
+    }
     running.set(slot, fingerprint);
     try {
-      const stored = await store.read((reader) => reader.getIdempotency(agentId, key));
-      const live = stored && clock.now().getTime() - Date.parse(stored.createdAt) < IDEMPOTENCY_RETENTION_MS;
-      if (stored && live) {
-        if (stored.fingerprint !== fingerprint) throw reused(stored.operation);
-        return { status: stored.status, body: stored.body as T, replayed: true };
-      }
+      const finished = await storedOutcome();
+      if (finished) return finished;
       const record: Recorder = (tx, body) =>
         tx.putIdempotency({
           agentId,
