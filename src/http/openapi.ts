@@ -21,7 +21,8 @@ export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchem
 
 const AGENT_KEY_SCHEMA = { type: 'string', description: 'Your API key: the same key as in the header.' };
 
-const GENERIC_ERRORS: ErrorCode[] = ['invalid_input', 'method_not_allowed', 'internal'];
+// rate_limited: only when AC_RATE_LIMIT is on, but a client must be ready for it.
+const GENERIC_ERRORS: ErrorCode[] = ['invalid_input', 'method_not_allowed', 'rate_limited', 'internal'];
 const IDEMPOTENCY_ERRORS: ErrorCode[] = ['idempotency_in_progress', 'idempotency_key_reused'];
 
 const IDEMPOTENCY_KEY_PARAMETER = {
