@@ -35,12 +35,13 @@ function finish(type: QueryType, result: LiveResult): LiveResult {
   return result;
 }
 
+/** The one HTTP client the providers share, as the configuration sets it up. */
+export function httpClientFor(config: LiveConfig) {
+  return createHttpClient({ userAgent: config.userAgent, timeoutMs: config.timeoutMs, ...config.retry });
+}
+
 export function createLiveDataSource(config: LiveConfig, options: ChainOptions = {}): LiveDataSource {
-  const http = createHttpClient({
-    userAgent: config.userAgent,
-    timeoutMs: config.timeoutMs,
-    ...config.retry,
-  });
+  const http = httpClientFor(config);
   const catalogue = providerCatalogue(http, config);
   const order = { ...PROVIDER_IDS, ...config.providers };
   const chains = {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { braveDate, fetchBraveNews, fetchBraveWeb } from '../../src/live/brave.js';
-import { createHttpClient } from '../../src/live/http-client.js';
 import type { LiveConfig } from '../../src/live/live-config.js';
+import { httpClientFor } from '../../src/live/live-data-source.js';
 import { type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
 import { BRAVE_NEWS_PATH, BRAVE_NEWS_RUST, BRAVE_WEB_PATH, BRAVE_WEB_RUST } from './fixtures/brave.js';
 import { appErrorOf, liveConfig, USER_AGENT } from './helpers.js';
@@ -26,11 +26,7 @@ describe('news and web search (Brave Search API)', () => {
     deadline?: number,
   ) => {
     const config = liveConfig({ brave: up.url }, extra);
-    const http = createHttpClient({
-      userAgent: config.userAgent,
-      timeoutMs: config.timeoutMs,
-      ...config.retry,
-    });
+    const http = httpClientFor(config);
     return fetcher(http, config, query, deadline);
   };
 

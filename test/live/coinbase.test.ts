@@ -1,14 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fetchCoinbasePrice } from '../../src/live/coinbase.js';
-import { createHttpClient } from '../../src/live/http-client.js';
-import type { LiveConfig } from '../../src/live/live-config.js';
+import { httpClientFor } from '../../src/live/live-data-source.js';
 import { parsePriceQuery } from '../../src/live/price-query.js';
 import { closedPortUrl, type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
 import { COINBASE_BAD_REQUEST, COINBASE_BTC_EUR, COINBASE_NOT_FOUND } from './fixtures/exchanges.js';
 import { appErrorOf, liveConfig, USER_AGENT } from './helpers.js';
-
-const client = (config: LiveConfig) =>
-  createHttpClient({ userAgent: config.userAgent, timeoutMs: config.timeoutMs, ...config.retry });
 
 describe('price (Coinbase)', () => {
   let coinbase: FakeUpstream;
@@ -24,7 +20,7 @@ describe('price (Coinbase)', () => {
 
   const fetch = (query: string, deadline?: number) => {
     const config = liveConfig({ coinbase: `${coinbase.url}/ignored` });
-    return fetchCoinbasePrice(client(config), config, parsePriceQuery(query), deadline);
+    return fetchCoinbasePrice(httpClientFor(config), config, parsePriceQuery(query), deadline);
   };
 
   it('reads the spot amount string as a number, with as_of null', async () => {
@@ -118,7 +114,9 @@ describe('price (Coinbase)', () => {
     expect(Date.now() - started).toBeLessThan(800);
 
     const config = liveConfig({ coinbase: await closedPortUrl() });
-    const refused = await appErrorOf(fetchCoinbasePrice(client(config), config, parsePriceQuery('btc')));
+    const refused = await appErrorOf(
+      fetchCoinbasePrice(httpClientFor(config), config, parsePriceQuery('btc')),
+    );
     expect(refused.details).toMatchObject({ source: 'coinbase', network_error: true });
   });
 });

@@ -1,14 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fetchFinnhubPrice, NO_FINNHUB_KEY } from '../../src/live/finnhub.js';
-import { createHttpClient } from '../../src/live/http-client.js';
 import type { LiveConfig } from '../../src/live/live-config.js';
+import { httpClientFor } from '../../src/live/live-data-source.js';
 import { parsePriceQuery } from '../../src/live/price-query.js';
 import { closedPortUrl, type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
 import { FINNHUB_AAPL, FINNHUB_UNKNOWN } from './fixtures/exchanges.js';
 import { appErrorOf, liveConfig, USER_AGENT } from './helpers.js';
-
-const client = (config: LiveConfig) =>
-  createHttpClient({ userAgent: config.userAgent, timeoutMs: config.timeoutMs, ...config.retry });
 
 const QUOTE = '/api/v1/quote';
 const KEY = 'fh-test-key';
@@ -27,7 +24,7 @@ describe('price (Finnhub)', () => {
 
   const fetch = (query: string, extra: Partial<LiveConfig> = { finnhubApiKey: KEY }, deadline?: number) => {
     const config = liveConfig({ finnhub: finnhub.url }, extra);
-    return fetchFinnhubPrice(client(config), config, parsePriceQuery(query), deadline);
+    return fetchFinnhubPrice(httpClientFor(config), config, parsePriceQuery(query), deadline);
   };
 
   it('reads the quote in USD with its time and change since the previous close', async () => {
@@ -132,7 +129,9 @@ describe('price (Finnhub)', () => {
     expect(Date.now() - started).toBeLessThan(800);
 
     const config = liveConfig({ finnhub: await closedPortUrl() }, { finnhubApiKey: KEY });
-    const refused = await appErrorOf(fetchFinnhubPrice(client(config), config, parsePriceQuery('$aapl')));
+    const refused = await appErrorOf(
+      fetchFinnhubPrice(httpClientFor(config), config, parsePriceQuery('$aapl')),
+    );
     expect(refused.details).toMatchObject({ source: 'finnhub', network_error: true });
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fetchGdeltNews, gdeltDate } from '../../src/live/gdelt.js';
-import { createHttpClient } from '../../src/live/http-client.js';
+import { httpClientFor } from '../../src/live/live-data-source.js';
 import { normaliseNewsItems } from '../../src/live/news-items.js';
 import { type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
 import { GDELT_PATH, GDELT_QUERY_TEXT, GDELT_RATE_LIMIT_TEXT, GDELT_RUST } from './fixtures/gdelt.js';
@@ -23,11 +23,7 @@ describe('news (GDELT DOC 2.0)', () => {
 
   const fetchNews = (query = 'rust', deadline?: number) => {
     const config = liveConfig({ gdelt: up.url });
-    const http = createHttpClient({
-      userAgent: config.userAgent,
-      timeoutMs: config.timeoutMs,
-      ...config.retry,
-    });
+    const http = httpClientFor(config);
     return fetchGdeltNews(http, config, query, deadline);
   };
 

@@ -1,14 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fetchGoldApiPrice } from '../../src/live/gold-api.js';
-import { createHttpClient } from '../../src/live/http-client.js';
-import type { LiveConfig } from '../../src/live/live-config.js';
+import { httpClientFor } from '../../src/live/live-data-source.js';
 import { parsePriceQuery } from '../../src/live/price-query.js';
 import { closedPortUrl, type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
 import { GOLD_XAU } from './fixtures/exchanges.js';
 import { appErrorOf, liveConfig, USER_AGENT } from './helpers.js';
-
-const client = (config: LiveConfig) =>
-  createHttpClient({ userAgent: config.userAgent, timeoutMs: config.timeoutMs, ...config.retry });
 
 describe('price (gold-api.com)', () => {
   let gold: FakeUpstream;
@@ -24,7 +20,7 @@ describe('price (gold-api.com)', () => {
 
   const fetch = (query: string, deadline?: number) => {
     const config = liveConfig({ goldApi: `${gold.url}/v0/ignored` });
-    return fetchGoldApiPrice(client(config), config, parsePriceQuery(query), deadline);
+    return fetchGoldApiPrice(httpClientFor(config), config, parsePriceQuery(query), deadline);
   };
 
   it('reads the USD price per troy ounce and its updatedAt', async () => {
@@ -104,7 +100,9 @@ describe('price (gold-api.com)', () => {
     expect(Date.now() - started).toBeLessThan(800);
 
     const config = liveConfig({ goldApi: await closedPortUrl() });
-    const refused = await appErrorOf(fetchGoldApiPrice(client(config), config, parsePriceQuery('gold')));
+    const refused = await appErrorOf(
+      fetchGoldApiPrice(httpClientFor(config), config, parsePriceQuery('gold')),
+    );
     expect(refused.details).toMatchObject({ source: 'gold-api', network_error: true });
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fetchGoogleNews, parseFeed, splitHeadline } from '../../src/live/google-news.js';
-import { createHttpClient } from '../../src/live/http-client.js';
+import { httpClientFor } from '../../src/live/live-data-source.js';
 import { type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
 import {
   GOOGLE_NEWS_EMPTY,
@@ -26,11 +26,7 @@ describe('news (Google News RSS)', () => {
 
   const fetchNews = (query = 'rust', deadline?: number) => {
     const config = liveConfig({ googleNews: up.url });
-    const http = createHttpClient({
-      userAgent: config.userAgent,
-      timeoutMs: config.timeoutMs,
-      ...config.retry,
-    });
+    const http = httpClientFor(config);
     return fetchGoogleNews(http, config, query, deadline);
   };
 

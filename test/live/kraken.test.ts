@@ -1,14 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createHttpClient } from '../../src/live/http-client.js';
 import { fetchKrakenPrice } from '../../src/live/kraken.js';
-import type { LiveConfig } from '../../src/live/live-config.js';
+import { httpClientFor } from '../../src/live/live-data-source.js';
 import { parsePriceQuery } from '../../src/live/price-query.js';
 import { closedPortUrl, type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
 import { KRAKEN_UNAVAILABLE, KRAKEN_UNKNOWN_PAIR, KRAKEN_XBTUSD } from './fixtures/exchanges.js';
 import { appErrorOf, liveConfig, USER_AGENT } from './helpers.js';
-
-const client = (config: LiveConfig) =>
-  createHttpClient({ userAgent: config.userAgent, timeoutMs: config.timeoutMs, ...config.retry });
 
 const TICKER = '/0/public/Ticker';
 
@@ -26,7 +22,7 @@ describe('price (Kraken)', () => {
 
   const fetch = (query: string, deadline?: number) => {
     const config = liveConfig({ kraken: kraken.url });
-    return fetchKrakenPrice(client(config), config, parsePriceQuery(query), deadline);
+    return fetchKrakenPrice(httpClientFor(config), config, parsePriceQuery(query), deadline);
   };
 
   it('asks for XBT, takes the single result key and reads c[0] as a number', async () => {
@@ -124,7 +120,7 @@ describe('price (Kraken)', () => {
     expect(Date.now() - started).toBeLessThan(800);
 
     const config = liveConfig({ kraken: await closedPortUrl() });
-    const refused = await appErrorOf(fetchKrakenPrice(client(config), config, parsePriceQuery('btc')));
+    const refused = await appErrorOf(fetchKrakenPrice(httpClientFor(config), config, parsePriceQuery('btc')));
     expect(refused.details).toMatchObject({ source: 'kraken', network_error: true });
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createHttpClient } from '../../src/live/http-client.js';
+import { httpClientFor } from '../../src/live/live-data-source.js';
 import { normaliseWebResults } from '../../src/live/news-items.js';
 import { fetchSearxng } from '../../src/live/searxng.js';
 import { type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
@@ -20,11 +20,7 @@ describe('web search (SearXNG)', () => {
 
   const search = (query = 'rust language', base: string | null = up.url, deadline?: number) => {
     const config = liveConfig(base === null ? {} : { searxng: base });
-    const http = createHttpClient({
-      userAgent: config.userAgent,
-      timeoutMs: config.timeoutMs,
-      ...config.retry,
-    });
+    const http = httpClientFor(config);
     return fetchSearxng(http, config, query, deadline);
   };
 

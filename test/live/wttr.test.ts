@@ -1,13 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createHttpClient } from '../../src/live/http-client.js';
 import type { LiveConfig } from '../../src/live/live-config.js';
+import { httpClientFor } from '../../src/live/live-data-source.js';
 import { fetchWttrWeather, observedAtUtc } from '../../src/live/wttr.js';
 import { closedPortUrl, type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
 import { WTTR_PARIS, wttrAt } from './fixtures/wttr.js';
 import { appErrorOf, liveConfig, USER_AGENT } from './helpers.js';
-
-const client = (config: LiveConfig) =>
-  createHttpClient({ userAgent: config.userAgent, timeoutMs: config.timeoutMs, ...config.retry });
 
 describe('weather (wttr.in)', () => {
   let wttr: FakeUpstream;
@@ -23,7 +20,7 @@ describe('weather (wttr.in)', () => {
 
   const fetch = (query = 'Paris', extra: Partial<LiveConfig> = {}, deadline?: number) => {
     const config = liveConfig({ wttr: `${wttr.url}/ignored?x=1` }, extra);
-    return fetchWttrWeather(client(config), config, query, deadline);
+    return fetchWttrWeather(httpClientFor(config), config, query, deadline);
   };
 
   it('converts the string values and normalises to the Open-Meteo weather contract', async () => {
@@ -126,7 +123,7 @@ describe('weather (wttr.in)', () => {
     wttr.route('/Paris', { text: '{"current_condition": [{"temp_C": "7"', contentType: 'application/json' });
     expect((await appErrorOf(fetch())).message).toContain('not JSON');
     const config = liveConfig({ wttr: await closedPortUrl() });
-    const refused = await appErrorOf(fetchWttrWeather(client(config), config, 'Paris'));
+    const refused = await appErrorOf(fetchWttrWeather(httpClientFor(config), config, 'Paris'));
     expect(refused.code).toBe('upstream_failed');
     expect(refused.details.network_error).toBe(true);
   });
