@@ -7,9 +7,7 @@
 import type { z } from 'zod';
 import type { Core } from './core.js';
 import type { ErrorCode } from './errors.js';
-import type { IdempotentOutcome } from './idempotency.js';
 import type { Recorder } from './ledger.js';
-import type { JsonObject } from './model.js';
 import { PRICES } from './pricing.js';
 import type { Schemas } from './schemas.js';
 
@@ -56,28 +54,6 @@ export interface Operation<In extends z.ZodType = z.ZodType, Out extends z.ZodTy
   output: Out;
   /** `record` must receive the response inside the transaction that charges for it. */
   run(core: Core, agentId: string | undefined, input: z.output<In>, record?: Recorder): Promise<z.input<Out>>;
-}
-
-/**
- * Runs an operation for a face: with an idempotency key (on an operation that honours one), through the
- * idempotency records; otherwise directly.
- */
-export async function runOperation(
-  core: Core,
-  op: Operation,
-  agentId: string | undefined,
-  input: unknown,
-  idempotencyKey: string | undefined,
-): Promise<IdempotentOutcome<JsonObject>> {
-  if (idempotencyKey === undefined || !op.idempotent || agentId === undefined)
-    return { status: 200, body: (await op.run(core, agentId, input)) as JsonObject, replayed: false };
-  return core.idempotency.run(
-    agentId,
-    op.name,
-    idempotencyKey,
-    input,
-    async (record) => (await op.run(core, agentId, input, record)) as JsonObject,
-  );
 }
 
 /** "Cost: 1 cents." or "Cost: 2 cents fresh, 0 when served from cache.": the one wording of a price. */

@@ -10,7 +10,8 @@ import { hashKey } from '../core/accounts.js';
 import type { Core } from '../core/core.js';
 import { AppError } from '../core/errors.js';
 import { parseIdempotencyKey } from '../core/idempotency.js';
-import { type RestOperation, runOperation } from '../core/operations.js';
+import type { RestOperation } from '../core/operations.js';
+import { runOperation } from '../core/run-operation.js';
 import { fieldsOf, parseInput } from '../core/validation.js';
 import { bearerToken, requestKey } from './request-key.js';
 

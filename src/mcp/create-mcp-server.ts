@@ -10,8 +10,9 @@ import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sd
 import { z } from 'zod';
 import type { Core } from '../core/core.js';
 import { parseIdempotencyKey } from '../core/idempotency.js';
-import { costSentence, type Operation, runOperation } from '../core/operations.js';
+import { costSentence, type Operation } from '../core/operations.js';
 import { PRICES, SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
+import { runOperation } from '../core/run-operation.js';
 import { fieldsOf, parseInput } from '../core/validation.js';
 import type { Logger } from '../logger.js';
 import { registerMemoryResources } from './resources.js';

@@ -14,7 +14,7 @@ import { loadConfig } from '../../src/config.js';
 import { AppError, type ErrorCode, type ErrorDetails } from '../../src/core/errors.js';
 import type { LiveDataSource } from '../../src/core/live-port.js';
 import type { Account, IdempotencyRecord, JsonObject, LedgerEntry, Memory } from '../../src/core/model.js';
-import { runOperation } from '../../src/core/operations.js';
+import { runOperation } from '../../src/core/run-operation.js';
 import { fieldsOf, parseInput } from '../../src/core/validation.js';
 import { JOURNAL_FILE, STORE_FILE } from '../../src/store/json-file-store.js';
 import type { Snapshot } from '../../src/store/store-state.js';

@@ -37,7 +37,8 @@ import {
   type MemoryType,
   type QueryType,
 } from '../../src/core/model.js';
-import { type Operation, runOperation } from '../../src/core/operations.js';
+import type { Operation } from '../../src/core/operations.js';
+import { runOperation } from '../../src/core/run-operation.js';
 import { parseInput } from '../../src/core/validation.js';
 import { FakeLiveSource } from '../helpers/fake-live-source.js';
 import { ManualClock } from '../helpers/test-server.js';

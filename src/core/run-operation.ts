@@ -1,0 +1,27 @@
+/** How every face (REST, MCP) runs an entry of the operation table, idempotency keys included. */
+import type { Core } from './core.js';
+import type { IdempotentOutcome } from './idempotency.js';
+import type { JsonObject } from './model.js';
+import type { Operation } from './operations.js';
+
+/**
+ * Runs an operation for a face: with an idempotency key (on an operation that honours one), through the
+ * idempotency records; otherwise directly.
+ */
+export async function runOperation(
+  core: Core,
+  op: Operation,
+  agentId: string | undefined,
+  input: unknown,
+  idempotencyKey: string | undefined,
+): Promise<IdempotentOutcome<JsonObject>> {
+  if (idempotencyKey === undefined || !op.idempotent || agentId === undefined)
+    return { status: 200, body: (await op.run(core, agentId, input)) as JsonObject, replayed: false };
+  return core.idempotency.run(
+    agentId,
+    op.name,
+    idempotencyKey,
+    input,
+    async (record) => (await op.run(core, agentId, input, record)) as JsonObject,
+  );
+}
