@@ -4,7 +4,7 @@
  * SHA-256 hash (a fast hash suffices for keys of that entropy) and compared in constant time.
  */
 import { Buffer } from 'node:buffer';
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Clock } from './clock.js';
 import { AppError } from './errors.js';
 import { type Ledger, loadAccount } from './ledger.js';
@@ -20,7 +20,7 @@ export function generateKey(): string {
 }
 
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 export const KEY_MISSING = 'Missing API key.';
@@ -65,9 +65,9 @@ export function createAccounts(store: StorePort, ledger: Ledger, clock: Clock) {
   async function authenticate(key: string | undefined): Promise<Account> {
     if (!key)
       throw new AppError('unauthorized', `${KEY_MISSING} ${HOW_TO_AUTHENTICATE}`, { reason: 'missing_key' });
-    const hash = hashKey(key);
-    const account = await store.read((reader) => reader.findAccountByKeyHash(hash));
-    if (!account || !timingSafeEqual(Buffer.from(account.keyHash, 'hex'), Buffer.from(hash, 'hex'))) {
+    const keyHash = hashKey(key);
+    const account = await store.read((reader) => reader.findAccountByKeyHash(keyHash));
+    if (!account || !timingSafeEqual(Buffer.from(account.keyHash, 'hex'), Buffer.from(keyHash, 'hex'))) {
       throw new AppError('unauthorized', `${KEY_UNKNOWN} ${HOW_TO_AUTHENTICATE}`, { reason: 'unknown_key' });
     }
     return account;

@@ -6,18 +6,20 @@
 import express, { type Express, type RequestHandler } from 'express';
 import type { RateLimitConfig, TrustProxySetting } from '../config.js';
 import type { Core } from '../core/core.js';
-import { AppError } from '../core/errors.js';
-import { type Operation, type RestOperation, restOperations } from '../core/operations.js';
+import { type Operation, restOperations } from '../core/operations.js';
 import type { Logger } from '../logger.js';
 import { corsFor } from './cors.js';
 import { DOCUMENTS, type Readiness } from './discovery.js';
 import type { Drain } from './drain.js';
 import { errorHandler } from './error-handler.js';
-import { mountOperationRoutes, notFoundRoute } from './operation-routes.js';
+import { jsonBody } from './json-body.js';
+import { addOperationRoutes, notFoundRoute } from './operation-routes.js';
 import { publicBaseUrl } from './public-url.js';
 import { createRateLimits } from './rate-limits.js';
 import { requestLog } from './request-log.js';
+import { createRouteTable } from './route-table.js';
 import { securityHeaders } from './security-headers.js';
+import { sequence } from './sequence.js';
 
 export interface HttpAppOptions {
   core: Core;
@@ -40,37 +42,6 @@ export interface HttpAppOptions {
   readiness?: () => Readiness;
 }
 
-const JSON_TYPES = ['application/json', 'application/*+json'];
-
-/** A POST or DELETE that carries a body must carry JSON. */
-const requireJsonBody: RequestHandler = (req, _res, next) => {
-  const hasBody =
-    req.headers['transfer-encoding'] !== undefined ||
-    (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
-  if (req.method !== 'GET' && req.method !== 'HEAD' && hasBody && !req.is(JSON_TYPES)) {
-    throw new AppError(
-      'unsupported_media_type',
-      `The body must be JSON: send it with Content-Type: application/json (got ${req.get('content-type') ?? 'none'}).`,
-    );
-  }
-  next();
-};
-
-function methodsByPath(
-  operations: readonly RestOperation[],
-  adminToken: string | undefined,
-): Map<string, string[]> {
-  const map = new Map<string, string[]>();
-  for (const doc of DOCUMENTS) map.set(doc.path, ['GET', 'HEAD']);
-  for (const op of operations) {
-    if (op.auth === 'admin' && adminToken === undefined) continue;
-    const methods = map.get(op.http.path) ?? [];
-    methods.push(op.http.method);
-    map.set(op.http.path, methods);
-  }
-  return map;
-}
-
 export function createHttpApp(options: HttpAppOptions): Express {
   const { core, logger } = options;
   const operations = restOperations(options.operations);
@@ -89,31 +60,24 @@ export function createHttpApp(options: HttpAppOptions): Express {
         operations,
       })
     : undefined;
-  app.use(requestLog(logger));
-  if (options.drain) app.use(options.drain.middleware);
-  app.use(securityHeaders());
   const cors = corsFor(options.corsOrigins ?? []);
-  if (cors) app.use(cors);
-  if (rateLimits) app.use(rateLimits.api);
-  app.use(requireJsonBody);
-  app.use(express.json({ limit: options.bodyMaxBytes, strict: true, type: JSON_TYPES }));
+  app.use(
+    sequence([
+      requestLog(logger),
+      ...(options.drain ? [options.drain.middleware] : []),
+      securityHeaders(),
+      ...(cors ? [cors] : []),
+      ...(rateLimits ? rateLimits.api : []),
+      jsonBody(options.bodyMaxBytes),
+    ]),
+  );
   if (rateLimits?.register) app.post(rateLimits.register.path, rateLimits.register.handlers);
 
-  // One lookup each for OPTIONS and for a known path with another method, rather than a layer per path.
-  const allowed = methodsByPath(operations, options.adminToken);
-  app.use((req, res, next) => {
-    const methods = req.method === 'OPTIONS' ? allowed.get(req.path) : undefined;
-    if (!methods) return next();
-    res
-      .set('Allow', ['OPTIONS', ...methods].join(', '))
-      .status(204)
-      .end();
-  });
   const readiness = options.readiness ?? (() => 'ready' as const);
-  const router = express.Router();
-  mountOperationRoutes(router, core, operations, options.adminToken);
+  const routes = createRouteTable();
+  addOperationRoutes(routes, core, operations, options.adminToken);
   for (const doc of DOCUMENTS) {
-    router.get(doc.path, (req, res) => {
+    const serve: RequestHandler = (req, res) => {
       res.locals.operation = doc.name;
       const body = doc.render({
         baseUrl: publicBaseUrl(req, options.publicUrl),
@@ -125,18 +89,11 @@ export function createHttpApp(options: HttpAppOptions): Express {
       if (answer) res.status(answer.status).set(answer.headers ?? {});
       if (doc.output === 'text') res.type('text/plain; charset=utf-8').send(body);
       else res.json(body);
-    });
+    };
+    routes.add('GET', doc.path, serve);
+    routes.add('HEAD', doc.path, serve);
   }
-  app.use(router);
-  app.use((req, _res, next) => {
-    const methods = allowed.get(req.path);
-    if (!methods) return next();
-    throw new AppError(
-      'method_not_allowed',
-      `${req.method} is not allowed on ${req.path}; use ${methods.filter((m) => m !== 'HEAD').join(' or ')}.`,
-      { allow: methods.join(', ') },
-    );
-  });
+  app.use(routes.middleware);
   options.extraRoutes?.(app);
   app.use((req) => {
     throw notFoundRoute(req);

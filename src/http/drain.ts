@@ -52,7 +52,7 @@ export function createDrain(): Drain {
       }
     }
     inFlight.add(res);
-    res.once('close', () => {
+    res.on('close', () => {
       inFlight.delete(res);
       if (inFlight.size === 0) idle?.();
     });

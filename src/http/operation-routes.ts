@@ -5,7 +5,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { timingSafeEqual } from 'node:crypto';
-import type { Request, RequestHandler, Router } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { hashKey } from '../core/accounts.js';
 import type { Core } from '../core/core.js';
 import { AppError } from '../core/errors.js';
@@ -14,6 +14,7 @@ import type { RestOperation } from '../core/operations.js';
 import { runOperation } from '../core/run-operation.js';
 import { fieldsOf, parseInput } from '../core/validation.js';
 import { bearerToken, requestKey } from './request-key.js';
+import type { RouteTable } from './route-table.js';
 
 /** Whether `secret` hashes to `expectedHash` (hex), compared in constant time. */
 function matchesHash(secret: string, expectedHash: string): boolean {
@@ -97,9 +98,21 @@ function routeHandler(core: Core, op: RestOperation, adminToken: string | undefi
       ? parseIdempotencyKey(req.get('idempotency-key'), 'The Idempotency-Key header')
       : undefined;
     const outcome = await runOperation(core, op, agentId, input, idempotencyKey);
-    if (outcome.replayed) res.set('Idempotent-Replayed', 'true');
-    res.status(outcome.status).json(outcome.body);
+    if (outcome.replayed) res.setHeader('Idempotent-Replayed', 'true');
+    sendJson(res, outcome.status, outcome.body);
   };
+}
+
+/**
+ * Sends `body` as JSON, as `res.status(status).json(body)` would here (no ETag, no JSONP, no spacing),
+ * without the content-type parsing and freshness checks of Express's `res.send`.
+ */
+function sendJson(res: Response, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
 }
 
 export function notFoundRoute(req: Request): AppError {
@@ -109,15 +122,14 @@ export function notFoundRoute(req: Request): AppError {
   );
 }
 
-export function mountOperationRoutes(
-  router: Router,
+export function addOperationRoutes(
+  routes: RouteTable,
   core: Core,
   operations: readonly RestOperation[],
   adminToken: string | undefined,
 ): void {
   for (const op of operations) {
     if (op.auth === 'admin' && adminToken === undefined) continue; // the operator route exists only when configured
-    const method = op.http.method.toLowerCase() as 'get' | 'post' | 'delete';
-    router[method](op.http.path, routeHandler(core, op, adminToken));
+    routes.add(op.http.method, op.http.path, routeHandler(core, op, adminToken));
   }
 }

@@ -17,23 +17,29 @@ export function requestIdOf(incoming: string | string[] | undefined): string {
   return typeof incoming === 'string' && SANE_ID.test(incoming) ? incoming : randomUUID();
 }
 
-/** The logger for the request being answered on `res`: every line carries its `reqId`. */
+/**
+ * The logger for the request being answered on `res`: every line carries its `reqId`. The child logger is
+ * made on first use, as most requests log only their request line.
+ */
 export function requestLogger(res: Response, fallback: Logger): Logger {
-  return (res.locals.log as Logger | undefined) ?? fallback;
+  const id = res.locals.requestId as string | undefined;
+  if (id === undefined) return fallback;
+  res.locals.log ??= fallback.child({ reqId: id });
+  return res.locals.log as Logger;
 }
 
 export function requestLog(logger: Logger): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     const id = requestIdOf(req.headers['x-request-id']);
-    const log = logger.child({ reqId: id });
     res.locals.requestId = id;
-    res.locals.log = log;
     res.setHeader(REQUEST_ID_HEADER, id);
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      log.info(
+      // The fields a child logger would bind, in the same place on the line, without making one.
+      logger.info(
         {
+          reqId: id,
           method: req.method,
           path: req.path,
           status: res.statusCode,

@@ -353,6 +353,23 @@ describe('error responses', () => {
     expect((await server.request('HEAD', '/api/ac/ping')).status).toBe(200);
   });
 
+  it('paths match as Express matches them by default: a trailing slash and letter case do not matter', async () => {
+    expect((await server.request('GET', '/api/ac/ping/')).status).toBe(200);
+    expect((await server.request('GET', '/API/AC/Ping')).body).toMatchObject({ status: 'ok' });
+    const stored = await server.request('POST', '/api/ac/memory/', {
+      key,
+      body: { agent_key: key, memory_key: 'slashed', memory_value: 'v' },
+    });
+    expect(stored.status).toBe(200);
+    const read = await server.request('GET', '/Api/Ac/Memory', {
+      key,
+      query: { agent_key: key, memory_key: 'slashed' },
+    });
+    expect(read.body).toMatchObject({ success: true, memory: { memory_value: 'v' } });
+    expectError(await server.request('GET', '/api/ac/ping//'), 404, 'not_found');
+    expectError(await server.request('GET', '/api/ac/pin'), 404, 'not_found');
+  });
+
   it('OPTIONS answers 204 with Allow on known paths and 404 elsewhere', async () => {
     const res = await server.request('OPTIONS', '/api/ac/memory');
     expect(res.status).toBe(204);

@@ -57,7 +57,7 @@ describe('request ids and security headers', () => {
     }
   });
 
-  it('helmet’s headers with a strict CSP on every answer, no X-Powered-By; the documents still work', async () => {
+  it('the OWASP REST set of security headers (from helmet) with a strict CSP and no-store on every answer, no X-Powered-By; the documents still work', async () => {
     for (const [p, type] of [
       ['/api/ac/ping', 'application/json'],
       ['/api/ac/llms.txt', 'text/plain'],
@@ -71,7 +71,15 @@ describe('request ids and security headers', () => {
       expect(res.headers.get('x-frame-options')).toBe('DENY');
       expect(res.headers.get('referrer-policy')).toBe('no-referrer');
       expect(res.headers.get('strict-transport-security')).toMatch(/max-age=\d+/);
-      expect(res.headers.get('x-powered-by')).toBeNull();
+      expect(res.headers.get('cross-origin-resource-policy')).toBe('same-origin');
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      for (const pageOnly of [
+        'x-powered-by',
+        'x-xss-protection',
+        'x-dns-prefetch-control',
+        'origin-agent-cluster',
+      ])
+        expect(res.headers.get(pageOnly)).toBeNull();
     }
     expect((await server.request('GET', '/api/ac/llms.txt')).text).toContain('/api/ac/memory');
     expect((await server.request('GET', '/api/ac/openapi.json')).body.openapi).toBe('3.1.0');
