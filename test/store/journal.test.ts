@@ -1,10 +1,11 @@
 /** The journal beside the snapshot: replay, torn last lines, damage, compaction, and replay after a half-done compaction. */
-import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, open as openFile, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Account, LedgerEntry } from '../../src/core/model.js';
 import type { StorePort } from '../../src/core/store-port.js';
+import { PREALLOCATE_BYTES } from '../../src/store/journal.js';
 import {
   JOURNAL_FILE,
   openJsonFileStore,
@@ -40,6 +41,11 @@ async function credit(store: StorePort, n: number): Promise<void> {
   });
 }
 
+/** The journal's lines, without the zero padding that follows them. */
+async function journalText(file: string): Promise<string> {
+  return (await readFile(file, 'utf8')).replace(/\0+$/u, '');
+}
+
 async function balanceAndLedger(store: StorePort) {
   return store.read(async (r) => ({
     balance: (await r.getAccount('a'))?.balanceCents,
@@ -50,8 +56,11 @@ async function balanceAndLedger(store: StorePort) {
 describe('journal', () => {
   let dir: string;
   const open: StorePort[] = [];
+  /** Stores "crashed" in a test: kept referenced until the test is over, so that no file handle is left to GC. */
+  const crashed: StorePort[] = [];
   afterEach(async () => {
     for (const s of open.splice(0)) await s.close().catch(() => undefined);
+    for (const s of crashed.splice(0)) await s.close().catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   });
   const openStore = async (maxJournalBytes?: number) => {
@@ -62,6 +71,7 @@ describe('journal', () => {
   /** Simulates a crash: the lock is dropped, nothing is flushed or compacted. */
   const crash = async (store: StorePort) => {
     open.splice(open.indexOf(store), 1);
+    crashed.push(store);
     await rm(path.join(dir, 'agent-context.lock'), { force: true });
   };
 
@@ -69,12 +79,55 @@ describe('journal', () => {
     dir = await mkdtemp(path.join(tmpdir(), 'ac-journal-'));
     const store = await openStore();
     for (let n = 1; n <= 20; n++) await credit(store, n);
-    const lines = (await readFile(path.join(dir, JOURNAL_FILE), 'utf8')).trim().split('\n');
+    const lines = (await journalText(path.join(dir, JOURNAL_FILE))).trim().split('\n');
     expect(lines).toHaveLength(20);
     expect(lines[0]).toMatch(/^[0-9a-f]+\t\{"s":1,"c":\[/);
     await crash(store);
     const again = await openStore();
     expect(await balanceAndLedger(again)).toEqual({ balance: 20, ledger: 20 });
+  });
+
+  it('is zero-filled ahead of its lines, and cut back to its last whole line on open', async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'ac-journal-'));
+    const store = await openStore();
+    for (let n = 1; n <= 3; n++) await credit(store, n);
+    const file = path.join(dir, JOURNAL_FILE);
+    const raw = await readFile(file);
+    const lines = await journalText(file);
+    expect(raw.length).toBe(PREALLOCATE_BYTES);
+    expect(raw.subarray(Buffer.byteLength(lines)).every((byte) => byte === 0)).toBe(true);
+    await crash(store);
+    const again = await openStore();
+    expect((await stat(file)).size).toBe(Buffer.byteLength(lines));
+    expect(await balanceAndLedger(again)).toEqual({ balance: 3, ledger: 3 });
+    // Past the first megabyte it grows by another.
+    const big = `${'x'.repeat(PREALLOCATE_BYTES / 2)}`;
+    for (const name of ['n1', 'n2']) {
+      await again.transact(async (tx) => {
+        await tx.putAccount({ ...account, id: name, email: `${name}@example.com`, keyHash: name, name: big });
+      });
+    }
+    expect((await stat(file)).size).toBe(2 * PREALLOCATE_BYTES);
+    await crash(again);
+    expect(await (await openStore()).read((r) => r.getAccount('n2'))).toMatchObject({ name: big });
+  });
+
+  it('drops a line torn by a crash inside the zero padding, keeps everything before it', async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'ac-journal-'));
+    const store = await openStore();
+    for (let n = 1; n <= 3; n++) await credit(store, n);
+    await crash(store);
+    const file = path.join(dir, JOURNAL_FILE);
+    const intact = Buffer.byteLength(await journalText(file));
+    const handle = await openFile(file, 'r+');
+    await handle.write('deadbeef\t{"s":4,"c":[{"op":"account.put","acc', intact); // cut mid-line, zeros after
+    await handle.close();
+    const again = await openStore();
+    expect(await balanceAndLedger(again)).toEqual({ balance: 3, ledger: 3 });
+    expect((await stat(file)).size).toBe(intact);
+    await credit(again, 4);
+    await crash(again);
+    expect(await balanceAndLedger(await openStore())).toEqual({ balance: 4, ledger: 4 });
   });
 
   it('drops a torn last line, keeps everything before it, and truncates the file', async () => {
@@ -83,6 +136,7 @@ describe('journal', () => {
     for (let n = 1; n <= 3; n++) await credit(store, n);
     await crash(store);
     const file = path.join(dir, JOURNAL_FILE);
+    await writeFile(file, await journalText(file)); // a journal without padding, as a crash may leave one
     const intact = (await stat(file)).size;
     await appendFile(file, 'deadbeef\t{"s":4,"c":[{"op":"account.put","acc'); // cut mid-line
     const again = await openStore();
@@ -99,7 +153,7 @@ describe('journal', () => {
     await credit(store, 1);
     await crash(store);
     const file = path.join(dir, JOURNAL_FILE);
-    const good = await readFile(file, 'utf8');
+    const good = await journalText(file);
     const forged = good.replace('"balanceAfterCents":1', '"balanceAfterCents":9');
     await writeFile(file, good + forged); // a whole line, but its bytes are not what was written
     expect(await balanceAndLedger(await openStore())).toEqual({ balance: 1, ledger: 1 });
@@ -123,7 +177,7 @@ describe('journal', () => {
     dir = await mkdtemp(path.join(tmpdir(), 'ac-journal-'));
     const store = await openStore(2000);
     for (let n = 1; n <= 30; n++) await credit(store, n);
-    const journalSize = (await stat(path.join(dir, JOURNAL_FILE))).size;
+    const journalSize = Buffer.byteLength(await journalText(path.join(dir, JOURNAL_FILE)));
     expect(journalSize).toBeLessThan(2000 + 1000);
     const snapshot = JSON.parse(await readFile(path.join(dir, STORE_FILE), 'utf8'));
     expect(snapshot.lastSeq).toBeGreaterThan(0);
