@@ -11,6 +11,7 @@
  *   BENCH_CONNECTIONS (50)          autocannon connections
  *   BENCH_MCP_MEMORIES (10000)      store size for the MCP stdio scenario
  *   BENCH_PEER_ENTITIES (10000)     server-memory graph size
+ *   BENCH_SETTLE_SECONDS (30)       idle seconds after the load before RSS is read again
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -31,7 +32,7 @@ import {
   primeWeatherCache,
   SEARCH_LIMIT,
 } from './http-load.js';
-import { cleanupAll, defer, makeTempDir, ROOT, residentMemory, spawnWithLog } from './lifecycle.js';
+import { cleanupAll, defer, makeTempDir, ROOT, residentMemory, sleep, spawnWithLog } from './lifecycle.js';
 import { benchAgentContextStdio, type McpResult } from './mcp-stdio.js';
 import { prefillStore } from './prefill.js';
 import {
@@ -147,6 +148,10 @@ async function errorLogLines(file: string): Promise<{ count: number; first?: str
 async function main(): Promise<void> {
   const startedAt = performance.now();
   const seconds = envNumber('BENCH_SECONDS', 10, 1);
+  // Idle seconds after the load before RSS is read again: under load V8 lets the old generation grow to a
+  // few times the live data between full collections, and its memory reducer gives the pages back about
+  // 8-20 s after the allocation stops.
+  const settleSeconds = envNumber('BENCH_settleSeconds', 30, 0);
   const warmupSeconds = envNumber('BENCH_WARMUP_SECONDS', 2, 0);
   const connections = envNumber('BENCH_CONNECTIONS', 50, 1);
   const agents = envNumber('BENCH_AGENTS', 1000, 1);
@@ -243,6 +248,9 @@ async function main(): Promise<void> {
     note(await load('memory_store', url, memoryStoreRequests(prefill.agents), settings, { memories: size }));
 
     const afterLoad = await residentMemory(pid);
+    progress(`  RSS ${afterLoad?.rssMb.toFixed(0)} MB after the load; idle ${settleSeconds} s`);
+    await sleep(settleSeconds * 1000);
+    const settled = await residentMemory(pid);
     const stopping = performance.now();
     const exitCode = await server.stop();
     const shutdownMs = performance.now() - stopping;
@@ -260,6 +268,7 @@ async function main(): Promise<void> {
       readyMs,
       rssReadyMb: atReady?.rssMb ?? Number.NaN,
       rssAfterLoadMb: afterLoad?.rssMb ?? Number.NaN,
+      rssSettledMb: settled?.rssMb ?? Number.NaN,
       peakRssMb: afterLoad?.peakMb ?? Number.NaN,
       shutdownMs,
       exitCode,
