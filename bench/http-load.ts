@@ -19,6 +19,8 @@ export interface HttpResult {
   memories?: number;
   /** For the ceiling: the store size whose scenarios it was measured right before (ratios pair them). */
   ceilingFor?: number;
+  /** Which round (1..BENCH_ROUNDS): a ratio pairs a scenario with the ceiling of the same round. */
+  round: number;
   /** 2xx responses per second over the measured window: the throughput that counts. */
   opsPerSec: number;
   /** Every response per second (autocannon's "Req/Sec" average), errors included. */
@@ -41,7 +43,7 @@ export async function load(
   url: string,
   requests: AutocannonRequest[],
   settings: LoadSettings,
-  tags: { memories?: number; ceilingFor?: number } = {},
+  tags: { memories?: number; ceilingFor?: number; round: number },
 ): Promise<HttpResult> {
   const result: AutocannonResult = await autocannon({
     url,

@@ -12,6 +12,8 @@ import { memoryValue } from './prefill.js';
 
 export interface McpResult {
   scenario: string;
+  /** Which round (1..BENCH_ROUNDS); the peer is measured once, as round 1. */
+  round: number;
   /** Size of the server's data when the phase started (memories, or graph entities). */
   size: number;
   opsPerSec: number;
@@ -74,6 +76,7 @@ function errorText(result: CallOutcome): string {
 /** Calls `call(i)` one after another for `seconds` (after `warmupSeconds` of the same) and times each. */
 export async function sequential(
   scenario: string,
+  round: number,
   size: number,
   seconds: number,
   warmupSeconds: number,
@@ -110,6 +113,7 @@ export async function sequential(
   latencies.sort((a, b) => a - b);
   return {
     scenario,
+    round,
     size,
     opsPerSec: (latencies.length - errors) / elapsed,
     p50: percentile(latencies, 50),
@@ -132,6 +136,7 @@ export async function benchAgentContextStdio(opts: {
   memories: number;
   seconds: number;
   warmupSeconds: number;
+  rounds: number;
 }): Promise<McpResult[]> {
   const connection = await connectStdio(
     'agent-context mcp',
@@ -149,29 +154,41 @@ export async function benchAgentContextStdio(opts: {
   try {
     const keys = [...opts.agent.memoryKeys];
     const existing = () => keys[Math.floor(Math.random() * keys.length)] as string;
-    const store = await sequential(
-      'MCP stdio memory_store',
-      opts.memories,
-      opts.seconds,
-      opts.warmupSeconds,
-      async (i) => {
-        const key = i % 2 === 0 ? `mcp.new.${i}` : existing();
-        const result = await connection.client.callTool({
-          name: 'memory_store',
-          arguments: { memory_key: key, memory_value: memoryValue(`mcp.${i}`), memory_type: 'context' },
-        });
-        if (!result.isError && i % 2 === 0) keys.push(key);
-        return result;
-      },
-    );
-    const retrieve = await sequential(
-      'MCP stdio memory_retrieve',
-      opts.memories + keys.length - opts.agent.memoryKeys.length,
-      opts.seconds,
-      opts.warmupSeconds,
-      (_i) => connection.client.callTool({ name: 'memory_retrieve', arguments: { memory_key: existing() } }),
-    );
-    return [store, retrieve];
+    const results: McpResult[] = [];
+    let i = 0;
+    for (let round = 1; round <= opts.rounds; round++) {
+      results.push(
+        await sequential(
+          'MCP stdio memory_store',
+          round,
+          opts.memories + keys.length - opts.agent.memoryKeys.length,
+          opts.seconds,
+          opts.warmupSeconds,
+          async () => {
+            const n = i++;
+            const key = n % 2 === 0 ? `mcp.new.${n}` : existing();
+            const result = await connection.client.callTool({
+              name: 'memory_store',
+              arguments: { memory_key: key, memory_value: memoryValue(`mcp.${n}`), memory_type: 'context' },
+            });
+            if (!result.isError && n % 2 === 0) keys.push(key);
+            return result;
+          },
+        ),
+      );
+      results.push(
+        await sequential(
+          'MCP stdio memory_retrieve',
+          round,
+          opts.memories + keys.length - opts.agent.memoryKeys.length,
+          opts.seconds,
+          opts.warmupSeconds,
+          () =>
+            connection.client.callTool({ name: 'memory_retrieve', arguments: { memory_key: existing() } }),
+        ),
+      );
+    }
+    return results;
   } catch (err) {
     throw new Error(`${(err as Error).message}\nserver stderr:\n${tail(connection.stderr())}`);
   } finally {

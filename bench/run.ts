@@ -1,11 +1,14 @@
 /**
  * `npm run bench` (issue 5): the service under load at each store size, MCP over stdio, and in the same run
  * the ceilings (a bare Express 5 app) and the peer (@modelcontextprotocol/server-memory), all back to back
- * so that ratios are meaningful on a noisy machine. Prints Markdown tables and writes
+ * so that ratios are meaningful on a noisy machine: in rounds, each ratio computed within a round (a
+ * scenario against the ceiling measured a minute before it) and the median of the rounds reported, because
+ * the machine's speed drifts by a quarter from one minute to the next. Prints Markdown tables and writes
  * bench/results/latest.json. Settings by environment:
  *
- *   BENCH_SECONDS (10)              measured seconds per scenario
- *   BENCH_WARMUP_SECONDS (2)        warm-up seconds before each scenario
+ *   BENCH_ROUNDS (3)                rounds: each measures every ceiling and scenario once, back to back
+ *   BENCH_SECONDS (6)               measured seconds per scenario and round
+ *   BENCH_WARMUP_SECONDS (1)        warm-up seconds before each scenario
  *   BENCH_SIZES (10000,100000)      store sizes (memories) for the REST scenarios
  *   BENCH_AGENTS (1000)             agents the memories are spread over
  *   BENCH_CONNECTIONS (50)          autocannon connections
@@ -147,12 +150,13 @@ async function errorLogLines(file: string): Promise<{ count: number; first?: str
 
 async function main(): Promise<void> {
   const startedAt = performance.now();
-  const seconds = envNumber('BENCH_SECONDS', 10, 1);
+  const rounds = envNumber('BENCH_ROUNDS', 3, 1);
+  const seconds = envNumber('BENCH_SECONDS', 6, 1);
   // Idle seconds after the load before RSS is read again: under load V8 lets the old generation grow to a
   // few times the live data between full collections, and its memory reducer gives the pages back about
   // 8-20 s after the allocation stops.
   const settleSeconds = envNumber('BENCH_settleSeconds', 30, 0);
-  const warmupSeconds = envNumber('BENCH_WARMUP_SECONDS', 2, 0);
+  const warmupSeconds = envNumber('BENCH_WARMUP_SECONDS', 1, 0);
   const connections = envNumber('BENCH_CONNECTIONS', 50, 1);
   const agents = envNumber('BENCH_AGENTS', 1000, 1);
   const mcpMemories = envNumber('BENCH_MCP_MEMORIES', 10_000, 1);
@@ -170,12 +174,12 @@ async function main(): Promise<void> {
   const note = (result: HttpResult) => {
     http.push(result);
     progress(
-      `  ${result.scenario}: ${formatNumber(result.opsPerSec)} ops/s, p50 ${result.p50} ms, p99 ${result.p99} ms` +
+      `  [${result.round}] ${result.scenario}: ${formatNumber(result.opsPerSec)} ops/s, p50 ${result.p50} ms, p99 ${result.p99} ms` +
         (result.non2xx || result.errors ? `, non-2xx ${result.non2xx}, errors ${result.errors}` : ''),
     );
     if (result.non2xx || result.errors) {
       problems.push(
-        `${result.scenario} @${formatNumber(result.memories ?? result.ceilingFor ?? 0)}: ` +
+        `${result.scenario} @${formatNumber(result.memories ?? result.ceilingFor ?? 0)}, round ${result.round}: ` +
           `${result.non2xx} non-2xx responses (${JSON.stringify(result.statusCodes)}), ${result.errors} errors ` +
           `(${result.timeouts} timeouts) of ${result.requests} requests.`,
       );
@@ -199,9 +203,6 @@ async function main(): Promise<void> {
   defer('fake Open-Meteo', () => upstream.close());
 
   for (const size of sizes) {
-    progress(`bare Express 5 (the ceiling for ${formatNumber(size)})`);
-    note(await load('bare Express POST', bareUrl, barePostRequests(), settings, { ceilingFor: size }));
-    note(await load('bare Express GET', bareUrl, bareGetRequests(), settings, { ceilingFor: size }));
     progress(`agent-context REST with ${formatNumber(size)} memories over ${formatNumber(agents)} agents`);
     const { dir, remove } = await makeTempDir(`rest-${size}`);
     const dataDir = path.join(dir, 'data');
@@ -235,17 +236,20 @@ async function main(): Promise<void> {
     progress(`  ready in ${formatNumber(readyMs)} ms at ${url}, RSS ${atReady?.rssMb.toFixed(0)} MB`);
 
     await primeWeatherCache(url, prefill.agents[0] as (typeof prefill.agents)[number]);
-    // Reads first, so that they see the store at its nominal size; memory_store (which adds keys) last.
-    note(
-      await load('memory_retrieve', url, memoryRetrieveRequests(prefill.agents), settings, {
-        memories: size,
-      }),
-    );
-    note(
-      await load('memory_search', url, memorySearchRequests(prefill.agents), settings, { memories: size }),
-    );
-    note(await load('data (cached)', url, cachedDataRequests(prefill.agents), settings, { memories: size }));
-    note(await load('memory_store', url, memoryStoreRequests(prefill.agents), settings, { memories: size }));
+    for (let round = 1; round <= rounds; round++) {
+      progress(`  round ${round} of ${rounds}: the ceilings (bare Express 5), then agent-context`);
+      note(
+        await load('bare Express POST', bareUrl, barePostRequests(), settings, { ceilingFor: size, round }),
+      );
+      note(await load('bare Express GET', bareUrl, bareGetRequests(), settings, { ceilingFor: size, round }));
+      // Reads first, so that the first round sees the store at its nominal size; memory_store (which adds
+      // keys) last.
+      const tags = { memories: size, round };
+      note(await load('memory_retrieve', url, memoryRetrieveRequests(prefill.agents), settings, tags));
+      note(await load('memory_search', url, memorySearchRequests(prefill.agents), settings, tags));
+      note(await load('data (cached)', url, cachedDataRequests(prefill.agents), settings, tags));
+      note(await load('memory_store', url, memoryStoreRequests(prefill.agents), settings, tags));
+    }
 
     const afterLoad = await residentMemory(pid);
     progress(`  RSS ${afterLoad?.rssMb.toFixed(0)} MB after the load; idle ${settleSeconds} s`);
@@ -290,11 +294,12 @@ async function main(): Promise<void> {
       memories: prefill.memories,
       seconds,
       warmupSeconds,
+      rounds,
     });
     for (const result of results) {
       mcp.push(result);
       progress(
-        `  ${result.scenario}: ${formatNumber(result.opsPerSec)} calls/s, p99 ${result.p99.toFixed(2)} ms`,
+        `  [${result.round}] ${result.scenario}: ${formatNumber(result.opsPerSec)} calls/s, p99 ${result.p99.toFixed(2)} ms`,
       );
     }
     await remove();
@@ -306,7 +311,13 @@ async function main(): Promise<void> {
       `@modelcontextprotocol/server-memory over stdio, graph of ${formatNumber(peerEntities)} entities`,
     );
     const { dir, remove } = await makeTempDir('server-memory');
-    const peer = await benchServerMemory({ dir, entities: peerEntities, seconds, warmupSeconds });
+    // Measured once, for as long as agent-context's rounds together: its calls are slow, so that is still few.
+    const peer = await benchServerMemory({
+      dir,
+      entities: peerEntities,
+      seconds: seconds * rounds,
+      warmupSeconds,
+    });
     peerBuildMs = peer.buildMs;
     for (const result of peer.results) {
       mcp.push(result);
@@ -340,6 +351,7 @@ async function main(): Promise<void> {
     },
     git: gitInfo(),
     settings: {
+      rounds,
       seconds,
       warmupSeconds,
       connections,

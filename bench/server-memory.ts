@@ -45,6 +45,7 @@ export async function benchServerMemory(opts: {
     let created = 0;
     const create = await sequential(
       'server-memory create_entities',
+      1,
       opts.entities,
       opts.seconds,
       opts.warmupSeconds,
@@ -59,6 +60,7 @@ export async function benchServerMemory(opts: {
     );
     const open = await sequential(
       'server-memory open_nodes',
+      1,
       opts.entities + created,
       opts.seconds,
       opts.warmupSeconds,
