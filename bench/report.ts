@@ -166,14 +166,16 @@ export function computeRatios(
     });
     if (target.scenario === 'memory_store') {
       const store = roundsOf(http, 'memory_store', largest);
-      const worst = Math.max(...store.map((r) => r.p99));
+      const p99 = median(store.map((r) => r.p99));
       ratios.push({
         name: `memory_store${at} p99`,
-        value: worst,
+        value: p99,
         unit: 'ms',
         goal: '≤ 30 ms',
-        met: worst <= 30,
-        from: `the worst of ${store.length} rounds (${store.map((r) => formatMs(r.p99)).join(', ')} ms); autocannon, 2xx only`,
+        met: p99 <= 30,
+        from:
+          `median of ${store.length} rounds (${store.map((r) => formatMs(r.p99)).join(', ')} ms), as for every ` +
+          'figure here; autocannon, 2xx only',
       });
     }
   }
