@@ -43,8 +43,8 @@ function prettyDestination(out: DestinationStream, colorize: boolean): Destinati
 }
 
 interface BatchedStderr extends DestinationStream {
-  /** Writes the lines held so far. */
-  flush(): void;
+  /** Writes the lines held so far (pino's `logger.flush(cb)` calls it with a callback). */
+  flush(cb?: (err?: Error) => void): void;
 }
 
 let stderrBatch: BatchedStderr | undefined;
@@ -55,20 +55,22 @@ function batchedStderr(): BatchedStderr {
   const out = pino.destination({ fd: 2, sync: true });
   let pending = '';
   let scheduled = false;
-  const flush = () => {
+  const flush = (cb?: (err?: Error) => void) => {
     scheduled = false;
-    if (pending === '') return;
-    const text = pending;
-    pending = '';
-    out.write(text);
+    if (pending !== '') {
+      const text = pending;
+      pending = '';
+      out.write(text);
+    }
+    cb?.();
   };
-  process.once('exit', flush);
+  process.once('exit', () => flush());
   stderrBatch = {
     write(line: string) {
       pending += line;
       if (!scheduled) {
         scheduled = true;
-        setImmediate(flush);
+        setImmediate(() => flush());
       }
     },
     flush,

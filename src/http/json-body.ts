@@ -69,7 +69,9 @@ export function jsonBody(limit: number): RequestHandler {
   return (req, res, next) => {
     if (req.method === 'GET' || req.method === 'HEAD' || !hasBody(req)) return fallback(req, res, next);
     const length = readsDirectly(req.headers, limit);
-    if (length === undefined) {
+    // A request whose client left while an earlier middleware waited emits nothing more: express.json
+    // knows how to answer it.
+    if (length === undefined || req.destroyed || req.readableEnded) {
       if (!req.is(JSON_TYPES)) {
         throw new AppError(
           'unsupported_media_type',

@@ -108,7 +108,7 @@ function routeHandler(core: Core, op: RestOperation, adminToken: string | undefi
  * without the content-type parsing and freshness checks of Express's `res.send`.
  */
 function sendJson(res: Response, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
+  const text = JSON.stringify(body) ?? '';
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(text));

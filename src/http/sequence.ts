@@ -9,7 +9,8 @@ export function sequence(handlers: readonly RequestHandler[]): RequestHandler {
   return (req, res, next) => {
     let index = 0;
     const step = (err?: unknown): void => {
-      if (err !== undefined && err !== null && err !== false) {
+      // 'route' skips to the next route, which for a middleware is the next middleware.
+      if (err !== undefined && err !== null && err !== false && err !== 'route') {
         next(err);
         return;
       }
@@ -20,7 +21,9 @@ export function sequence(handlers: readonly RequestHandler[]): RequestHandler {
       }
       try {
         const returned: unknown = handler(req, res, step);
-        if (returned instanceof Promise) returned.catch(next);
+        // As Express 5 does, a promise rejected with nothing is still an error.
+        if (returned instanceof Promise)
+          returned.catch((e: unknown) => next(e ?? new Error('Rejected promise')));
       } catch (thrown) {
         next(thrown);
       }

@@ -98,7 +98,10 @@ export class Journal {
         const entry = decode(line);
         if (!entry) {
           const onlyBlankAfter = lines.slice(i + 1).every(isBlank);
-          if (isLast || onlyBlankAfter) break; // torn by a crash mid-append: drop it
+          // A NUL byte never appears in a written line (JSON escapes it): a line holding one was torn by a
+          // crash while written over the padding. The disk may have kept later pages of that unacknowledged
+          // batch and not earlier ones, so whole-looking lines after it are dropped with it.
+          if (isLast || onlyBlankAfter || line.includes('\0')) break; // torn by a crash mid-append: drop it
           throw new JournalCorruptError(
             `${file} is damaged at line ${i + 1} (not a crash-torn last line); restore it from a backup or move it aside.`,
           );
@@ -180,7 +183,14 @@ export class Journal {
         this.pending = [];
         try {
           const bytes = Buffer.from(batch.map((p) => p.line).join(''), 'utf8');
-          if (this.bytes + bytes.length > this.allocated) this.preallocate(this.bytes + bytes.length);
+          if (this.bytes + bytes.length > this.allocated) {
+            try {
+              this.preallocate(this.bytes + bytes.length);
+            } catch {
+              // No room for the padding (a nearly full disk): the lines extend the file themselves, as
+              // without it; a failure to write them is the disk failure handled below.
+            }
+          }
           // Synchronous write and fdatasync: measured here, the thread-pool round trip of the async calls
           // costs about as much as the flush itself (0.22 ms async against 0.14 ms sync per flush).
           for (let done = 0; done < bytes.length; ) {

@@ -367,6 +367,12 @@ describe('error responses', () => {
     });
     expect(read.body).toMatchObject({ success: true, memory: { memory_value: 'v' } });
     expectError(await server.request('GET', '/api/ac/ping//'), 404, 'not_found');
+    const options = await server.request('OPTIONS', '/API/ac/memory/');
+    expect(options.status).toBe(204);
+    expect(options.headers.get('allow')).toBe('OPTIONS, POST, GET, DELETE');
+    const put = await server.request('PUT', '/api/AC/memory/', { key, body: {} });
+    expectError(put, 405, 'method_not_allowed');
+    expect(put.headers.get('allow')).toBe('POST, GET, DELETE');
     expectError(await server.request('GET', '/api/ac/pin'), 404, 'not_found');
   });
 

@@ -6,7 +6,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express from 'express';
+import express, { type NextFunction, type Request, type Response } from 'express';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorHandler } from '../../src/http/error-handler.js';
@@ -17,12 +17,18 @@ import { exchange, rawRequest, trickle } from '../helpers/raw-http.js';
 const LIMIT = 200;
 let server: Server;
 let url: string;
+/** The body-parser error types that reached the error handler. */
+const errorTypes: string[] = [];
 
 beforeAll(async () => {
   const app = express();
   app.use(jsonBody(LIMIT));
   app.post('/echo', (req, res) => {
     res.json({ body: req.body ?? null });
+  });
+  app.use((err: { type?: string }, _req: Request, _res: Response, next: NextFunction) => {
+    errorTypes.push(err.type ?? 'other');
+    next(err);
   });
   app.use(errorHandler(createLogger('silent')));
   server = app.listen(0, '127.0.0.1');
@@ -91,7 +97,7 @@ describe('the JSON body fast path', () => {
       '\uFEFF',
       '   ',
       '{"surrogate":"\\ud800"}',
-      '{"__proto__":{"polluted":true}}',
+      '{"__proto__":{"polluted":true}}', // an own key for both parsers, never a prototype
       Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
       `{"big":"${'x'.repeat(LIMIT)}"}`,
     ]) {
@@ -103,7 +109,6 @@ describe('the JSON body fast path', () => {
     expect(answers[4]?.status).toBe(400);
     expect(answers[4]?.body).toMatchObject({ code: 'invalid_json' });
     expect(answers.at(-1)?.status).toBe(413);
-    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
   it('answers as express.json does for any JSON value, with any JSON whitespace around it', async () => {
@@ -136,7 +141,8 @@ describe('the JSON body fast path', () => {
     expect(res.body).toEqual({ body: { city: 'Zürich', n: 1 } });
   });
 
-  it('a client that leaves mid-body is let go, and the next request is answered', async () => {
+  it('a client that leaves mid-body is let go (one request.aborted error), and the next request is answered', async () => {
+    errorTypes.length = 0;
     await exchange(url, async (socket) => {
       socket.write(
         'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{"a":',
@@ -148,6 +154,7 @@ describe('the JSON body fast path', () => {
       status: 200,
       body: { body: { after: true } },
     });
+    expect(errorTypes).toEqual(['request.aborted']);
   });
 
   it('a body that is not JSON is refused with 415 before it is read', async () => {

@@ -78,6 +78,9 @@ describe('request ids and security headers', () => {
         'x-xss-protection',
         'x-dns-prefetch-control',
         'origin-agent-cluster',
+        'x-download-options',
+        'x-permitted-cross-domain-policies',
+        'cross-origin-opener-policy',
       ])
         expect(res.headers.get(pageOnly)).toBeNull();
     }

@@ -130,6 +130,24 @@ describe('journal', () => {
     expect(await balanceAndLedger(await openStore())).toEqual({ balance: 4, ledger: 4 });
   });
 
+  it('drops a batch torn with a hole (a later page on disk, an earlier one not), whole-looking lines after it included', async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'ac-journal-'));
+    const store = await openStore();
+    for (let n = 1; n <= 3; n++) await credit(store, n);
+    await crash(store);
+    const file = path.join(dir, JOURNAL_FILE);
+    const text = await journalText(file);
+    const intact = Buffer.byteLength(text);
+    const whole = text.split('\n')[1] as string; // a line with a valid checksum
+    const handle = await openFile(file, 'r+');
+    // Zeros stay where the batch's first page should be; its second page holds a line's end and a whole line.
+    await handle.write(`"acc":1}]}\n${whole}\n`, intact + 4096);
+    await handle.close();
+    const again = await openStore();
+    expect(await balanceAndLedger(again)).toEqual({ balance: 3, ledger: 3 });
+    expect((await stat(file)).size).toBe(intact);
+  });
+
   it('drops a torn last line, keeps everything before it, and truncates the file', async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'ac-journal-'));
     const store = await openStore();
