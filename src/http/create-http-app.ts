@@ -1,7 +1,8 @@
 /**
- * The Express application: request id and log, drain tracking, security headers, CORS, body rules (JSON
- * only, size limit), the discovery documents, one route per operation, 405 for a known path with another
- * method, JSON 404 for anything else, and the one error handler.
+ * The Express application: one layer for what every request passes through (request id and log, drain
+ * tracking, security headers, CORS, rate limits, JSON body), then the route table (every operation and
+ * discovery document, with OPTIONS and 405 for known paths), the MCP endpoint, a JSON 404, and the one
+ * error handler.
  */
 import express, { type Express, type RequestHandler } from 'express';
 import type { RateLimitConfig, TrustProxySetting } from '../config.js';
