@@ -1,17 +1,19 @@
 #!/usr/bin/env node
 /**
  * The agent-context command: `serve` runs the REST API and MCP over HTTP; `mcp` runs MCP over stdio;
- * `credits add` tops up an account in the store. The only module with start-up side effects. stdout is
- * kept for command output and the MCP protocol; logs go to stderr.
+ * `credits add` and `accounts plan` are the operator's; `setup` attaches a desktop client. The only module
+ * with start-up side effects. stdout is kept for command output and the MCP protocol; logs go to stderr.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { openService, startServer } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, type ConfigFlags, loadConfig } from './config.js';
 import { AppError } from './core/errors.js';
+import { PLANS } from './core/model.js';
 import { SERVICE_VERSION } from './core/pricing.js';
-import { runStdioServer } from './mcp/mcp-stdio.js';
-import { DataDirLockedError } from './store/data-dir-lock.js';
-import { StoreFileError } from './store/json-file-store.js';
+import { ensureLocalAgent } from './local-agent.js';
+import { createLogger } from './logger.js';
+import { runOperatorOperation } from './operator.js';
+import { serviceLogger } from './service.js';
+import { StoreOpenError } from './store/store-open-error.js';
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -21,28 +23,39 @@ function positiveInt(value: string): number {
 }
 
 function fail(err: unknown): never {
-  const known =
-    err instanceof ConfigError || err instanceof DataDirLockedError || err instanceof StoreFileError;
-  if (known || err instanceof AppError) process.stderr.write(`agent-context: ${(err as Error).message}\n`);
+  const known = err instanceof ConfigError || err instanceof StoreOpenError || err instanceof AppError;
+  if (known) process.stderr.write(`agent-context: ${(err as Error).message}\n`);
   else process.stderr.write(`agent-context: unexpected failure: ${(err as Error)?.stack ?? String(err)}\n`);
   process.exit(1);
 }
 
+/** The flags of `command` and the program's (`--data-dir`), as loadConfig takes them. */
+function flagsOf(command: Command): ConfigFlags {
+  const { dataDir, host, port, publicUrl } = command.optsWithGlobals<ConfigFlags>();
+  return Object.fromEntries(
+    Object.entries({ dataDir, host, port, publicUrl }).filter(([, value]) => value !== undefined),
+  );
+}
+
 const program = new Command()
   .name('agent-context')
-  .description('Memory and live data for AI agents: a REST API (and MCP server) over one credit ledger.')
+  .description('Memory and live data for AI agents: a REST API and an MCP server over one credit ledger.')
   .version(SERVICE_VERSION)
+  .option(
+    '--data-dir <dir>',
+    'where the store lives (env DATA_DIR; default: the user data directory, e.g. ~/.local/share/agent-context)',
+  )
   .showHelpAfterError();
 
 program
   .command('serve')
-  .description('Serve the REST API on HOST:PORT with the store in DATA_DIR.')
+  .description('Serve the REST API and MCP over HTTP on HOST:PORT with the store in the data directory.')
   .option('--host <host>', 'interface to listen on (env HOST, default 127.0.0.1)')
   .option('--port <port>', 'port to listen on, 0 for any free port (env PORT, default 8787)')
-  .option('--data-dir <dir>', 'where the store lives (env DATA_DIR, default ./data)')
   .option('--public-url <url>', 'public base URL behind a proxy (env PUBLIC_URL)')
-  .action(async (flags) => {
-    const config = loadConfig(process.env, flags);
+  .action(async (_opts, command: Command) => {
+    const { startServer } = await import('./http/http-server.js');
+    const config = loadConfig(process.env, flagsOf(command));
     const running = await startServer(config, { command: 'serve' });
     let stopping = false;
     const stop = (signal: string) => {
@@ -56,16 +69,30 @@ program
     };
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGTERM', () => stop('SIGTERM'));
+    // The store owner's own agent, which `agent-context mcp` uses through this server.
+    await ensureLocalAgent(running.service.core, config.dataDir).catch((err) =>
+      running.service.logger.warn({ err }, 'the local agent could not be made ready'),
+    );
   });
 
 program
   .command('mcp')
-  .description('Serve MCP over stdio for desktop clients (key from AC_API_KEY, else a local agent).')
-  .option('--data-dir <dir>', 'where the store lives (env DATA_DIR, default ./data)')
-  .action(async (opts: { dataDir?: string }) => {
+  .description(
+    'Serve MCP over stdio for desktop clients (key from AC_API_KEY, else the local agent); beside a running ' +
+      'server on the same data directory, relay to it.',
+  )
+  .action(async (_opts, command: Command) => {
     console.log = console.error; // stdout carries the protocol: nothing else may write to it
-    const config = loadConfig(process.env, opts.dataDir === undefined ? {} : { dataDir: opts.dataDir });
-    await runStdioServer(config);
+    const { runStdioServer } = await import('./mcp/mcp-stdio.js');
+    let config: ReturnType<typeof loadConfig> | Error;
+    try {
+      config = loadConfig(process.env, flagsOf(command));
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      config = err;
+    }
+    const logger = config instanceof Error ? createLogger('info', { format: 'auto' }) : serviceLogger(config);
+    await runStdioServer(config, logger);
   });
 
 const credits = program.command('credits').description('Manage account credit.');
@@ -74,28 +101,28 @@ credits
   .description('Add credit to the account registered with an e-mail address (a top_up ledger entry).')
   .requiredOption('--email <email>', 'e-mail address of the account')
   .requiredOption('--cents <cents>', 'cents to add', positiveInt)
-  .option('--data-dir <dir>', 'where the store lives (env DATA_DIR, default ./data)')
-  .action(async (opts: { email: string; cents: number; dataDir?: string }) => {
-    const config = loadConfig(process.env, opts.dataDir === undefined ? {} : { dataDir: opts.dataDir });
-    const service = await openService(config, { command: 'credits add' }).catch((err) => {
-      if (!(err instanceof DataDirLockedError) || !err.holder.url) throw err;
-      throw new DataDirLockedError(
-        err.dataDir,
-        err.holder,
-        `To top up while it runs: POST ${err.holder.url}/api/ac/admin/credits with ` +
-          '"Authorization: Bearer <AC_ADMIN_TOKEN>" and {"email", "cents"}.',
-      );
+  .action(async (opts: { email: string; cents: number }, command: Command) => {
+    const config = loadConfig(process.env, flagsOf(command));
+    const result = await runOperatorOperation(config, 'admin_credits', {
+      email: opts.email,
+      cents: opts.cents,
     });
-    try {
-      const schema = service.core.schemas.AddCreditsInput;
-      const input = schema.safeParse({ email: opts.email, cents: opts.cents });
-      if (!input.success)
-        throw new AppError('invalid_input', input.error.issues[0]?.message ?? 'invalid input');
-      const result = await service.core.accounts.addCredits(input.data);
-      process.stdout.write(`${JSON.stringify(result)}\n`);
-    } finally {
-      await service.close();
-    }
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  });
+
+const accounts = program.command('accounts').description('Manage accounts.');
+accounts
+  .command('plan')
+  .description(
+    'Move the account registered with an e-mail address to a plan: pay-as-you-go (paid from the balance) or ' +
+      'unlimited (never refused for credit; costs still recorded).',
+  )
+  .requiredOption('--email <email>', 'e-mail address of the account')
+  .argument('<plan>', PLANS.join(' | '))
+  .action(async (plan: string, opts: { email: string }, command: Command) => {
+    const config = loadConfig(process.env, flagsOf(command));
+    const result = await runOperatorOperation(config, 'admin_plan', { email: opts.email, plan });
+    process.stdout.write(`${JSON.stringify(result)}\n`);
   });
 
 program.parseAsync(process.argv).catch(fail);

@@ -4,6 +4,7 @@
  */
 import { isIP } from 'node:net';
 import path from 'node:path';
+import envPaths from 'env-paths';
 import { z } from 'zod';
 import { DEFAULT_LIMITS, type Limits } from './core/limits.js';
 import {
@@ -111,7 +112,7 @@ const EnvSchema = z.object({
   AC_SEARCH_PROVIDERS: providerList(PROVIDER_IDS.search),
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: Port.default(8787),
-  DATA_DIR: z.string().min(1).default('./data'),
+  DATA_DIR: Optional,
   PUBLIC_URL: z
     .url({ protocol: /^https?$/ })
     .transform((value) => value.replace(/\/+$/u, ''))
@@ -134,6 +135,9 @@ const EnvSchema = z.object({
   AC_MEMORIES_PER_AGENT: PositiveInt.default(DEFAULT_LIMITS.memoriesPerAgent),
   AC_QUERY_MAX_CHARS: PositiveInt.default(DEFAULT_LIMITS.queryMaxChars),
   AC_DAILY_SPEND_LIMIT_CENTS: Optional.pipe(z.coerce.number<string | undefined>().int().min(1).optional()),
+  AC_UNLIMITED_DAILY_SPEND_LIMIT_CENTS: Optional.pipe(
+    z.coerce.number<string | undefined>().int().min(1).optional(),
+  ),
   AC_RATE_LIMIT: z.enum(['on', 'off']).default('on'),
   AC_RATE_LIMIT_PER_KEY_PER_MINUTE: PositiveInt.default(600),
   AC_RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: PositiveInt.default(60),
@@ -163,7 +167,10 @@ export interface ConfigFlags {
 export interface Config {
   host: string;
   port: number;
+  /** Absolute. */
   dataDir: string;
+  /** Where dataDir came from: a flag, DATA_DIR, or the default (the user's data directory). */
+  dataDirFrom: 'flag' | 'env' | 'default';
   publicUrl: string | undefined;
   /** The key the stdio MCP server acts with; without it, a local agent of its own. */
   apiKey: string | undefined;
@@ -204,6 +211,16 @@ export interface RateLimitConfig {
 
 export class ConfigError extends Error {}
 
+/**
+ * The user's data directory for the platform, where a store lives unless DATA_DIR says otherwise:
+ * `$XDG_DATA_HOME/agent-context` or `~/.local/share/agent-context` on Linux, `~/Library/Application
+ * Support/agent-context` on macOS, `%LOCALAPPDATA%\agent-context\Data` on Windows (env-paths' rules).
+ * Never the working directory, which a desktop client may set to `/`.
+ */
+export function defaultDataDir(): string {
+  return envPaths('agent-context', { suffix: '' }).data;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Readonly<Config> {
   const merged = {
     ...env,
@@ -224,7 +241,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
   return Object.freeze({
     host: e.HOST,
     port: e.PORT,
-    dataDir: path.resolve(e.DATA_DIR),
+    dataDir: path.resolve(e.DATA_DIR ?? defaultDataDir()),
+    dataDirFrom: flags.dataDir !== undefined ? 'flag' : e.DATA_DIR !== undefined ? 'env' : 'default',
     publicUrl: e.PUBLIC_URL,
     apiKey: e.AC_API_KEY,
     adminToken: e.AC_ADMIN_TOKEN,
@@ -242,6 +260,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
       ...(e.AC_DAILY_SPEND_LIMIT_CENTS === undefined
         ? {}
         : { dailySpendCents: e.AC_DAILY_SPEND_LIMIT_CENTS }),
+      ...(e.AC_UNLIMITED_DAILY_SPEND_LIMIT_CENTS === undefined
+        ? {}
+        : { unlimitedDailySpendCents: e.AC_UNLIMITED_DAILY_SPEND_LIMIT_CENTS }),
     }),
     rateLimit: Object.freeze({
       enabled: e.AC_RATE_LIMIT === 'on',

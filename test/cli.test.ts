@@ -32,7 +32,7 @@ describe('agent-context CLI', () => {
   });
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
 
-  it('serves, refuses a second writer, stops on SIGTERM and then tops up from the command line', async () => {
+  it('serves; without an admin token an operator command names the server and what to do; after SIGTERM it tops up directly', async () => {
     const { child, url, stderr, exited } = await spawnServe({ DATA_DIR: dataDir });
     const reg = await request(url, 'POST', '/api/ac/register', { body: { email: 'cli@example.com' } });
     expect(reg.status).toBe(200);
@@ -46,6 +46,8 @@ describe('agent-context CLI', () => {
     expect(refused.stderr).toContain(`pid ${child.pid}`);
     expect(refused.stderr).toContain(url);
     expect(refused.stderr).toContain('/api/ac/admin/credits');
+    expect(refused.stderr).toContain('AC_ADMIN_TOKEN');
+    expect(refused.stderr).not.toMatch(/at .+\.js:\d+/);
 
     // One log line per request, never the key.
     expect(stderr()).toContain('"path":"/api/ac/register"');
@@ -65,6 +67,72 @@ describe('agent-context CLI', () => {
       credited_cents: 25,
       credit_balance_cents: 75,
     });
+  });
+
+  it('while a server with an admin token runs, credits add and accounts plan go through its admin routes', async () => {
+    const token = 'operator-token-0123456789';
+    const dir = await mkdtemp(path.join(tmpdir(), 'ac-cli-admin-'));
+    const server = await spawnServe({ DATA_DIR: dir, AC_ADMIN_TOKEN: token });
+    try {
+      const reg = await request(server.url, 'POST', '/api/ac/register', {
+        body: { email: 'ops@example.com' },
+      });
+      const key = reg.body.agent_key as string;
+      const env = { DATA_DIR: dir, AC_ADMIN_TOKEN: token };
+      const added = await run(['credits', 'add', '--email', 'ops@example.com', '--cents', '7'], env);
+      expect(added.code, added.stderr).toBe(0);
+      expect(JSON.parse(added.stdout)).toMatchObject({ credited_cents: 7, credit_balance_cents: 57 });
+      const plan = await run(['accounts', 'plan', '--email', 'ops@example.com', 'unlimited'], env);
+      expect(plan.code, plan.stderr).toBe(0);
+      expect(JSON.parse(plan.stdout)).toEqual({
+        success: true,
+        email: 'ops@example.com',
+        plan: 'unlimited',
+        previous_plan: 'pay-as-you-go',
+        changed: true,
+        credit_balance_cents: 57,
+      });
+      const account = await request(server.url, 'GET', '/api/ac/account', { key });
+      expect(account.body).toMatchObject({ plan: 'unlimited', credit_balance_cents: 57 });
+
+      const wrong = await run(['accounts', 'plan', '--email', 'ops@example.com', 'pay-as-you-go'], {
+        ...env,
+        AC_ADMIN_TOKEN: 'not-the-servers-token-000',
+      });
+      expect(wrong.code).toBe(1);
+      expect(wrong.stderr).toContain('answered 401');
+      expect(wrong.stderr).toContain('AC_ADMIN_TOKEN is the token the server was started with');
+      const badPlan = await run(['accounts', 'plan', '--email', 'ops@example.com', 'gold'], env);
+      expect(badPlan.code).toBe(1);
+      expect(badPlan.stderr).toMatch(/plan must be one of .*pay-as-you-go.*unlimited/);
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('moves an account between plans on the store directly, and refuses an unknown e-mail', async () => {
+    const plan = await run(['accounts', 'plan', '--email', 'cli@example.com', 'unlimited'], {
+      DATA_DIR: dataDir,
+    });
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(JSON.parse(plan.stdout)).toMatchObject({ plan: 'unlimited', previous_plan: 'pay-as-you-go' });
+    const again = await run(
+      ['--data-dir', dataDir, 'accounts', 'plan', '--email', 'cli@example.com', 'unlimited'],
+      {},
+    );
+    expect(JSON.parse(again.stdout)).toMatchObject({ plan: 'unlimited', changed: false });
+    const back = await run(
+      ['accounts', 'plan', '--email', 'cli@example.com', 'pay-as-you-go', '--data-dir', dataDir],
+      {},
+    );
+    expect(JSON.parse(back.stdout)).toMatchObject({ plan: 'pay-as-you-go', previous_plan: 'unlimited' });
+    const unknown = await run(['accounts', 'plan', '--email', 'nobody@example.com', 'unlimited'], {
+      DATA_DIR: dataDir,
+    });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/No account is registered with nobody@example.com/);
   });
 
   it('explains an unknown e-mail and a bad amount', async () => {

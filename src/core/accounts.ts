@@ -8,8 +8,8 @@ import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Clock } from './clock.js';
 import { AppError } from './errors.js';
 import { type Ledger, loadAccount } from './ledger.js';
-import type { Account, LedgerEntry } from './model.js';
-import { PLAN_PAY_AS_YOU_GO, PRICES } from './pricing.js';
+import { type Account, costOf, type LedgerEntry } from './model.js';
+import { PRICES } from './pricing.js';
 import type { Input, Output } from './schemas.js';
 import type { StorePort } from './store-port.js';
 
@@ -43,7 +43,7 @@ export function createAccounts(store: StorePort, ledger: Ledger, clock: Clock) {
         id: `agt_${randomBytes(12).toString('base64url')}`,
         email: input.email,
         name: input.name ?? null,
-        plan: PLAN_PAY_AS_YOU_GO,
+        plan: 'pay-as-you-go',
         keyHash: hashKey(key),
         balanceCents: 0,
         createdAt: clock.now().toISOString(),
@@ -122,6 +122,27 @@ export function createAccounts(store: StorePort, ledger: Ledger, clock: Clock) {
     };
   }
 
+  /** Moves the account registered with `email` to `plan` (operator); a `plan_change` ledger entry. */
+  async function setPlan(input: Input<'SetPlanInput'>): Promise<Output<'SetPlanOutput'>> {
+    const [before, after] = await store.transact(async (tx) => {
+      const found = await tx.findAccountByEmail(input.email);
+      if (!found) {
+        throw new AppError('not_found', `No account is registered with ${input.email}; check the address.`, {
+          field: 'email',
+        });
+      }
+      return [found, await ledger.changePlan(tx, found, input.plan)] as const;
+    });
+    return {
+      success: true,
+      email: after.email,
+      plan: after.plan,
+      previous_plan: before.plan,
+      changed: before.plan !== after.plan,
+      credit_balance_cents: after.balanceCents,
+    };
+  }
+
   /** Replaces the account's key with a new one; the old key stops working with this commit. */
   async function rotateKey(agentId: string): Promise<Output<'RotateKeyOutput'>> {
     const key = generateKey();
@@ -139,7 +160,7 @@ export function createAccounts(store: StorePort, ledger: Ledger, clock: Clock) {
     };
   }
 
-  return { register, authenticate, info, transactions, accountInfo, addCredits, rotateKey };
+  return { register, authenticate, info, transactions, accountInfo, addCredits, setPlan, rotateKey };
 }
 
 export type Accounts = ReturnType<typeof createAccounts>;
@@ -151,8 +172,15 @@ function toTransactionView(entry: LedgerEntry) {
     operation: entry.operation,
     amount_cents: entry.amountCents,
     balance_after_cents: entry.balanceAfterCents,
+    ...(isCharge(entry) ? { cost_cents: costOf(entry) } : {}),
+    ...(entry.plan === undefined ? {} : { plan: entry.plan }),
     ...(entry.memoryKey === undefined ? {} : { memory_key: entry.memoryKey }),
     ...(entry.queryType === undefined ? {} : { query_type: entry.queryType }),
     ...(entry.query === undefined ? {} : { query: entry.query }),
   };
+}
+
+/** A charge for an operation, as opposed to a credit or a plan change. */
+function isCharge(entry: LedgerEntry): boolean {
+  return entry.costCents !== undefined || entry.amountCents < 0;
 }

@@ -25,6 +25,7 @@ export type ErrorCode =
   | 'rate_limited'
   | 'upstream_failed'
   | 'upstream_timeout'
+  | 'unavailable'
   | 'internal';
 
 export const HTTP_STATUS: Record<ErrorCode, number> = {
@@ -48,6 +49,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   rate_limited: 429,
   upstream_failed: 502,
   upstream_timeout: 504,
+  unavailable: 503,
   internal: 500,
 };
 

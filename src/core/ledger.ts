@@ -9,7 +9,14 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from './clock.js';
 import { AppError } from './errors.js';
 import type { Limits } from './limits.js';
-import type { Account, JsonObject, LedgerEntry, LedgerOperation } from './model.js';
+import {
+  type Account,
+  isUnlimited,
+  type JsonObject,
+  type LedgerEntry,
+  type LedgerOperation,
+  type Plan,
+} from './model.js';
 import type { StorePort, StoreReader, StoreTx } from './store-port.js';
 
 /** What a ledger entry concerns, shown in the account's transactions. */
@@ -47,23 +54,33 @@ function utcDay(now: Date): { start: string; next: string } {
   return { start: new Date(start).toISOString(), next: new Date(start + 86_400_000).toISOString() };
 }
 
-export function createLedger(store: StorePort, clock: Clock, limits: Pick<Limits, 'dailySpendCents'>) {
-  /** What the agent has spent today (UTC), when a daily limit applies; otherwise `undefined`. */
-  async function spentToday(reader: StoreReader, agentId: string): Promise<number | undefined> {
-    if (limits.dailySpendCents === undefined) return undefined;
-    return reader.spentSince(agentId, utcDay(clock.now()).start);
+export function createLedger(
+  store: StorePort,
+  clock: Clock,
+  limits: Pick<Limits, 'dailySpendCents' | 'unlimitedDailySpendCents'>,
+) {
+  /** The daily spending limit of the account's plan, if it has one. */
+  function dailyLimitOf(account: Account): number | undefined {
+    return isUnlimited(account) ? limits.unlimitedDailySpendCents : limits.dailySpendCents;
+  }
+
+  /** What the agent has spent today (UTC), when a daily limit applies to it; otherwise `undefined`. */
+  async function spentToday(reader: StoreReader, account: Account): Promise<number | undefined> {
+    if (dailyLimitOf(account) === undefined) return undefined;
+    return reader.spentSince(account.id, utcDay(clock.now()).start);
   }
 
   /**
-   * Throws when `account` cannot pay `cents` now: too low a balance, or past the daily spending limit
-   * (`spent` is `spentToday`). `held` is what the agent has reserved for work in flight (live-data
-   * fetches). Synchronous, so that a caller can check and reserve with nothing in between.
+   * Throws when `account` cannot pay `cents` now: too low a balance (on the pay-as-you-go plan), or past
+   * the daily spending limit of its plan (`spent` is `spentToday`). `held` is what the agent has reserved
+   * for work in flight (live-data fetches). Synchronous, so that a caller can check and reserve with
+   * nothing in between.
    */
   function checkCanSpend(account: Account, cents: number, held: number, spentSoFar: number | undefined) {
     if (cents === 0) return;
     const available = account.balanceCents - held;
-    if (available < cents) throw insufficientCredits(cents, Math.max(0, available));
-    const limit = limits.dailySpendCents;
+    if (!isUnlimited(account) && available < cents) throw insufficientCredits(cents, Math.max(0, available));
+    const limit = dailyLimitOf(account);
     if (limit === undefined || spentSoFar === undefined) return;
     const day = utcDay(clock.now());
     const spent = spentSoFar + held;
@@ -79,7 +96,7 @@ export function createLedger(store: StorePort, clock: Clock, limits: Pick<Limits
   }
 
   async function assertCanSpend(reader: StoreReader, account: Account, cents: number) {
-    checkCanSpend(account, cents, 0, await spentToday(reader, account.id));
+    checkCanSpend(account, cents, 0, await spentToday(reader, account));
   }
 
   async function appendEntry(
@@ -87,7 +104,7 @@ export function createLedger(store: StorePort, clock: Clock, limits: Pick<Limits
     account: Account,
     amountCents: number,
     operation: LedgerOperation,
-    ref: LedgerRef = {},
+    extra: Pick<LedgerEntry, 'memoryKey' | 'queryType' | 'query' | 'costCents' | 'plan'> = {},
   ): Promise<Account> {
     const entry: LedgerEntry = {
       id: `txn_${randomUUID()}`,
@@ -96,9 +113,13 @@ export function createLedger(store: StorePort, clock: Clock, limits: Pick<Limits
       operation,
       amountCents,
       balanceAfterCents: account.balanceCents + amountCents,
-      ...ref,
+      ...extra,
     };
-    const updated = { ...account, balanceCents: entry.balanceAfterCents };
+    const updated = {
+      ...account,
+      balanceCents: entry.balanceAfterCents,
+      ...(extra.plan ? { plan: extra.plan } : {}),
+    };
     await tx.appendLedger(entry);
     await tx.putAccount(updated);
     return updated;
@@ -109,11 +130,24 @@ export function createLedger(store: StorePort, clock: Clock, limits: Pick<Limits
     return appendEntry(tx, account, cents, operation);
   }
 
-  /** Debits inside a transaction; throws (and so writes nothing) when the agent cannot pay. */
+  /**
+   * Debits inside a transaction; throws (and so writes nothing) when the agent cannot pay. On the unlimited
+   * plan the entry records the cost with an amount of 0: the balance is untouched and still equals the sum
+   * of the amounts, and the cost stays visible.
+   */
   async function debit(tx: StoreTx, account: Account, charge: Charge): Promise<Account> {
     if (charge.cents === 0) return account;
     await assertCanSpend(tx, account, charge.cents);
-    return appendEntry(tx, account, -charge.cents, charge.operation, charge.ref);
+    const cost = { ...charge.ref, costCents: charge.cents };
+    if (isUnlimited(account))
+      return appendEntry(tx, account, 0, charge.operation, { ...cost, plan: account.plan });
+    return appendEntry(tx, account, -charge.cents, charge.operation, cost);
+  }
+
+  /** Moves the account to `plan`, as a `plan_change` entry of amount 0; no entry when it is on it already. */
+  async function changePlan(tx: StoreTx, account: Account, plan: Plan): Promise<Account> {
+    if (account.plan === plan) return account;
+    return appendEntry(tx, account, 0, 'plan_change', { plan });
   }
 
   /**
@@ -137,7 +171,7 @@ export function createLedger(store: StorePort, clock: Clock, limits: Pick<Limits
     });
   }
 
-  return { spentToday, checkCanSpend, credit, debit, runCharged };
+  return { spentToday, checkCanSpend, credit, debit, changePlan, runCharged };
 }
 
 export type Ledger = ReturnType<typeof createLedger>;

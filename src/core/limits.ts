@@ -16,8 +16,10 @@ export interface Limits {
   nameMaxChars: number;
   topUpMaxCents: number;
   transactionsLimitMax: number;
-  /** Most cents one agent may spend per UTC day; absent: no daily limit. */
+  /** Most cents one pay-as-you-go agent may spend per UTC day; absent: no daily limit. */
   dailySpendCents?: number;
+  /** The same for an agent on the unlimited plan; absent: none (the pay-as-you-go limit does not apply). */
+  unlimitedDailySpendCents?: number;
 }
 
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({

@@ -121,9 +121,10 @@ export function createLiveData(
     record: Recorder | undefined,
   ) {
     const price = PRICES.liveDataFresh;
-    const [account, spent] = await store.read((reader) =>
-      Promise.all([loadAccount(reader, agentId), ledger.spentToday(reader, agentId)]),
-    );
+    const [account, spent] = await store.read(async (reader) => {
+      const found = await loadAccount(reader, agentId);
+      return [found, await ledger.spentToday(reader, found)] as const;
+    });
     // Check and reservation happen with no await between them; the debit checks again.
     ledger.checkCanSpend(account, price, reserved.get(agentId) ?? 0, spent);
     reserved.set(agentId, (reserved.get(agentId) ?? 0) + price);

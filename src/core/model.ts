@@ -6,11 +6,19 @@ export type MemoryType = (typeof MEMORY_TYPES)[number];
 export const QUERY_TYPES = ['news', 'search', 'weather', 'price'] as const;
 export type QueryType = (typeof QUERY_TYPES)[number];
 
+/**
+ * `pay-as-you-go`: the spec's plan, paid from the balance and refused when it runs short (the default of
+ * registration). `unlimited`: never refused for credit (for a person's own agents); its charges are
+ * recorded with their cost and an amount of 0.
+ */
+export const PLANS = ['pay-as-you-go', 'unlimited'] as const;
+export type Plan = (typeof PLANS)[number];
+
 export interface Account {
   id: string;
   email: string;
   name: string | null;
-  plan: string;
+  plan: Plan;
   /** SHA-256 of the API key, hex. The key itself is never stored. */
   keyHash: string;
   /** Always equal to the sum of this account's ledger entries. */
@@ -48,25 +56,47 @@ export interface IdempotencyRecord {
 /** How long an idempotency record is kept: at least this long, then it may be dropped. */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 
+export function isUnlimited(account: Pick<Account, 'plan'>): boolean {
+  return account.plan === 'unlimited';
+}
+
 /** What a ledger entry was for. */
 export type LedgerOperation =
   | 'starter_credit'
   | 'top_up'
+  | 'plan_change'
   | 'memory_store'
   | 'memory_retrieve'
   | 'memory_delete'
   | 'memory_search'
   | 'data';
 
-/** One append-only ledger line: a credit (positive) or a debit (negative). Never changed once written. */
+/**
+ * One append-only ledger line: a credit (positive amount), a debit (negative), or a charge covered by the
+ * unlimited plan or a plan change (amount 0). Never changed once written. The balance is the sum of the
+ * amounts.
+ */
 export interface LedgerEntry {
   id: string;
   agentId: string;
   at: string;
   operation: LedgerOperation;
+  /** The change of the balance. */
   amountCents: number;
   balanceAfterCents: number;
+  /**
+   * What the operation cost, on a charge. Absent on entries written before plans existed, where the cost
+   * is `-amountCents` (see `costOf`).
+   */
+  costCents?: number;
+  /** The plan that covered a charge (unlimited), or the new plan of a `plan_change`. */
+  plan?: Plan;
   memoryKey?: string;
   queryType?: QueryType;
   query?: string;
+}
+
+/** What a ledger entry charged the agent for (0 for credits and plan changes). */
+export function costOf(entry: Pick<LedgerEntry, 'amountCents' | 'costCents'>): number {
+  return entry.costCents ?? Math.max(0, -entry.amountCents);
 }

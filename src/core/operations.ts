@@ -287,5 +287,23 @@ export function createOperations(schemas: Schemas): readonly Operation[] {
       output: schemas.AddCreditsOutput,
       run: (core, _agent, input) => core.accounts.addCredits(input),
     }),
+    define({
+      name: 'admin_plan',
+      title: 'Change plan (operator)',
+      http: { method: 'POST', path: '/api/ac/admin/plan' },
+      auth: 'admin',
+      agentKeyField: 'none',
+      cost: { cents: 0 },
+      summary: 'Operator only: move an account to the pay-as-you-go or the unlimited plan.',
+      description:
+        'Moves the account registered with email to plan: pay-as-you-go (paid from the balance, refused with ' +
+        '402 when it runs short) or unlimited (never refused for credit; each charge is still recorded with ' +
+        'its cost). Recorded as a plan_change ledger entry of 0 cents. Needs ' +
+        '"Authorization: Bearer <AC_ADMIN_TOKEN>"; answers 404 while the server has no admin token configured.',
+      errors: ['not_found'],
+      input: schemas.SetPlanInput,
+      output: schemas.SetPlanOutput,
+      run: (core, _agent, input) => core.accounts.setPlan(input),
+    }),
   ]);
 }

@@ -7,6 +7,5 @@ export const PRICES = Object.freeze({
   starterCredit: 50,
 });
 
-export const PLAN_PAY_AS_YOU_GO = 'pay-as-you-go';
 export const SERVICE_NAME = 'agent-context';
 export const SERVICE_VERSION = '1.0.0';

@@ -8,7 +8,7 @@ import { Buffer } from 'node:buffer';
 import { z } from 'zod';
 import { emailDomain, isDisposableDomain, withinRfcLengths } from './email.js';
 import type { Limits } from './limits.js';
-import { type JsonObject, MEMORY_TYPES, QUERY_TYPES } from './model.js';
+import { type JsonObject, MEMORY_TYPES, PLANS, QUERY_TYPES } from './model.js';
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/u;
@@ -91,6 +91,7 @@ export function createSchemas(limits: Limits) {
 
   const Timestamp = z.iso.datetime().describe('ISO 8601 date-time, UTC.');
   const Cents = z.int().describe('An amount in cents.');
+  const PlanName = z.enum(PLANS, { message: `plan must be one of ${PLANS.join(', ')}` });
 
   const Memory = z
     .object({
@@ -112,8 +113,13 @@ export function createSchemas(limits: Limits) {
     id: z.string(),
     at: Timestamp,
     operation: z.string(),
-    amount_cents: Cents.describe('Positive for credits, negative for debits.'),
+    amount_cents: Cents.describe(
+      'The change of the balance: positive for credits, negative for charges paid from the balance, 0 for ' +
+        'charges covered by the unlimited plan and for plan changes.',
+    ),
     balance_after_cents: Cents,
+    cost_cents: Cents.optional().describe('On a charge: what the operation cost, whoever paid it.'),
+    plan: PlanName.optional().describe('The plan that covered a charge, or the new plan of a plan_change.'),
     memory_key: z.string().optional(),
     query_type: z.string().optional(),
     query: z.string().optional(),
@@ -153,7 +159,7 @@ export function createSchemas(limits: Limits) {
     RegisterOutput: z.object({
       agent_key: z.string().describe('The API key. Shown once: keep it.'),
       credit_balance_cents: Cents,
-      plan: z.string(),
+      plan: PlanName,
       email: z.string(),
       name: z.string().nullable(),
       created_at: Timestamp,
@@ -247,7 +253,7 @@ export function createSchemas(limits: Limits) {
     RotateKeyOutput: z.object({
       agent_key: z.string().describe('The new API key. Shown once: keep it. The old key no longer works.'),
       credit_balance_cents: Cents,
-      plan: z.string(),
+      plan: PlanName,
       rotated_at: Timestamp,
     }),
 
@@ -255,7 +261,7 @@ export function createSchemas(limits: Limits) {
     AccountOutput: z.object({
       email: z.string(),
       name: z.string().nullable(),
-      plan: z.string(),
+      plan: PlanName,
       credit_balance_cents: Cents,
       created_at: Timestamp,
     }),
@@ -279,7 +285,7 @@ export function createSchemas(limits: Limits) {
     AccountInfoOutput: z.object({
       email: z.string(),
       name: z.string().nullable(),
-      plan: z.string(),
+      plan: PlanName,
       credit_balance_cents: Cents,
       created_at: Timestamp,
       recent_transactions: z.array(Transaction).describe('Newest first.'),
@@ -288,6 +294,20 @@ export function createSchemas(limits: Limits) {
     AddCreditsInput: z.strictObject({
       email: Email,
       cents: boundedInt('cents', 1, limits.topUpMaxCents).describe('Cents to add to the balance.'),
+    }),
+    SetPlanInput: z.strictObject({
+      email: Email,
+      plan: PlanName.describe(
+        'pay-as-you-go: paid from the balance, refused when it runs short; unlimited: never refused for credit.',
+      ),
+    }),
+    SetPlanOutput: z.object({
+      success: z.literal(true),
+      email: z.string(),
+      plan: PlanName,
+      previous_plan: PlanName,
+      changed: z.boolean().describe('False when the account was on this plan already.'),
+      credit_balance_cents: Cents,
     }),
     AddCreditsOutput: z.object({
       success: z.literal(true),

@@ -15,7 +15,10 @@ export interface StoreReader {
   /** Most recently updated first, at most `limit`, optionally of one type. Never reads other agents' data. */
   listMemories(agentId: string, filter: { type?: MemoryType; limit: number }): Promise<Memory[]>;
   countMemories(agentId: string): Promise<number>;
-  /** Cents the agent was debited by entries at or after `since` (an ISO timestamp). */
+  /**
+   * Cents the agent's operations cost by entries at or after `since` (an ISO timestamp): the sum of
+   * `costOf` over them, so charges covered by the unlimited plan count too.
+   */
   spentSince(agentId: string, since: string): Promise<number>;
   getIdempotency(agentId: string, key: string): Promise<IdempotencyRecord | undefined>;
 }

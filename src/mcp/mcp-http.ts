@@ -18,8 +18,8 @@ import { httpError } from '../http/error-handler.js';
 import { requestKey } from '../http/request-key.js';
 import { requestLogger } from '../http/request-log.js';
 import { createMcpServer, type McpServerDeps } from './create-mcp-server.js';
+import { MCP_PATH } from './mcp-path.js';
 
-export const MCP_PATH = '/mcp';
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
 interface Session {

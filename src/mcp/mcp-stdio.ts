@@ -1,17 +1,31 @@
 /**
- * `agent-context mcp`: the MCP server over stdio for desktop clients. stdout carries only the protocol;
- * logs go to stderr. The key is AC_API_KEY, or the local agent's. It exits cleanly (0), store flushed and
- * DATA_DIR lock released, when stdin closes or on SIGTERM/SIGINT, after the requests in flight have been
- * answered or AC_SHUTDOWN_TIMEOUT_MS has passed.
+ * `agent-context mcp`: MCP over stdio for desktop clients. stdout carries only the protocol; logs go to
+ * stderr. The key is AC_API_KEY, or the local agent's (unlimited plan). Three ways to serve:
+ * - directly on the store in DATA_DIR (the usual case);
+ * - through a running `agent-context serve` that holds the store (see mcp-bridge.ts);
+ * - unavailable: when the store cannot be used (a bad configuration, a data directory it cannot write, a
+ *   damaged store, a key this store does not know, another stdio server holding it) it still answers
+ *   initialize and lists its tools, and every call returns an isError result saying what is wrong and what
+ *   to do, so the person sees it in their client instead of "Connection closed".
+ * It exits cleanly (0), store flushed and DATA_DIR lock released, when stdin closes or on SIGTERM/SIGINT,
+ * after the requests in flight have been answered or AC_SHUTDOWN_TIMEOUT_MS has passed.
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { openService } from '../app.js';
 import type { Config } from '../config.js';
+import { createCore } from '../core/core.js';
+import { AppError } from '../core/errors.js';
+import { DEFAULT_LIMITS } from '../core/limits.js';
+import { createOperations } from '../core/operations.js';
+import { ensureLocalAgent, readLocalAgentKey } from '../local-agent.js';
+import type { Logger } from '../logger.js';
+import { openService, type Service } from '../service.js';
 import { DataDirLockedError } from '../store/data-dir-lock.js';
+import { StoreOpenError } from '../store/store-open-error.js';
+import { unavailableStore } from '../store/unavailable-store.js';
 import { createMcpServer } from './create-mcp-server.js';
-import { localAgentKey } from './local-agent.js';
-import { MCP_PATH } from './mcp-http.js';
+import { startMcpBridge } from './mcp-bridge.js';
+import { MCP_PATH } from './mcp-path.js';
 
 /** Counts the requests received on `transport` and not yet answered; call after connecting it. */
 function trackRequests(transport: Transport): { settled(timeoutMs: number): Promise<void> } {
@@ -44,47 +58,128 @@ function trackRequests(transport: Transport): { settled(timeoutMs: number): Prom
   };
 }
 
-export async function runStdioServer(config: Readonly<Config>): Promise<void> {
-  const service = await openService(config, { command: 'mcp' }).catch((err) => {
-    if (!(err instanceof DataDirLockedError)) throw err;
-    const hint = err.holder.url
-      ? `or attach your MCP client to the running server instead: Streamable HTTP at ${err.holder.url}${MCP_PATH} ` +
-        'with the header "X-API-Key: <key>" (see the agent-context-http entry of mcp.json).'
-      : 'or give each MCP client its own DATA_DIR, or run one server (npm start) and attach every client to ' +
-        'its /mcp endpoint over HTTP.';
-    throw new DataDirLockedError(err.dataDir, err.holder, hint);
-  });
-  const key = config.apiKey ?? (await localAgentKey(service.core, config.dataDir));
-  if (config.apiKey) {
-    await service.core.accounts.authenticate(config.apiKey).catch(() => {
-      service.logger.warn('AC_API_KEY is not a known key here; tool calls will fail until it is fixed');
-    });
+/**
+ * Runs the stdio server. `config` is the parsed configuration, or the ConfigError that stopped it (shown in
+ * every tool result).
+ */
+export async function runStdioServer(config: Readonly<Config> | Error, logger: Logger): Promise<void> {
+  if (config instanceof Error) return serveUnavailable(config.message, undefined, logger);
+  let service: Service;
+  try {
+    service = await openService(config, { command: 'mcp', logger });
+  } catch (err) {
+    if (err instanceof DataDirLockedError && err.holder.url) {
+      return bridgeTo(err.holder.url, config, logger);
+    }
+    if (err instanceof StoreOpenError) return serveUnavailable(err.message, config, logger);
+    logger.error({ err }, 'the store could not be opened');
+    return serveUnavailable(
+      `The store in ${config.dataDir} could not be opened: ${(err as Error)?.message ?? String(err)}. ` +
+        'The server log (stderr) has the details.',
+      config,
+      logger,
+    );
   }
-  const server = createMcpServer({ ...service, keyOf: () => key });
-  const transport = new StdioServerTransport();
+  let key: string;
+  try {
+    key = config.apiKey ?? (await ensureLocalAgent(service.core, config.dataDir));
+    if (config.apiKey) await service.core.accounts.authenticate(config.apiKey);
+  } catch (err) {
+    await service.close();
+    if (!(err instanceof AppError)) throw err;
+    return serveUnavailable(
+      err.code === 'unauthorized'
+        ? `AC_API_KEY is not a key of the store in ${config.dataDir}. Set it to a key registered in this ` +
+            'store (or remove it to use the local agent), or set DATA_DIR to the store the key belongs to.'
+        : err.message,
+      config,
+      logger,
+    );
+  }
+  await serve(createMcpServer({ ...service, keyOf: () => key }), config.shutdownTimeoutMs, logger, () =>
+    service.close(),
+  );
+  logger.info({ dataDir: config.dataDir, localAgent: config.apiKey === undefined }, 'MCP stdio server ready');
+}
 
+/** Connects `server` to stdio and stops it (then `cleanup`) when the client goes away or on a signal. */
+async function serve(
+  server: ReturnType<typeof createMcpServer>,
+  shutdownTimeoutMs: number,
+  logger: Logger,
+  cleanup: () => Promise<void>,
+): Promise<void> {
+  const transport = new StdioServerTransport();
   let requests: ReturnType<typeof trackRequests> | undefined;
   let closing: Promise<void> | undefined;
   const shutdown = (reason: string) => {
     closing ??= (async () => {
-      service.logger.info({ reason }, 'MCP stdio server stopping');
-      await requests?.settled(config.shutdownTimeoutMs);
+      logger.info({ reason }, 'MCP stdio server stopping');
+      await requests?.settled(shutdownTimeoutMs);
       await server.close().catch(() => undefined);
-      await service.close();
+      await cleanup();
       process.exit(0);
     })();
     return closing;
   };
-  process.stdin.on('end', () => void shutdown('stdin closed'));
-  process.stdin.on('close', () => void shutdown('stdin closed'));
-  process.stdout.on('error', () => void shutdown('stdout closed')); // the client went away (EPIPE)
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-
+  onClientGone(shutdown);
   await server.connect(transport);
   requests = trackRequests(transport);
-  service.logger.info(
-    { dataDir: config.dataDir, localAgent: config.apiKey === undefined },
-    'MCP stdio server ready',
-  );
+}
+
+function onClientGone(stop: (reason: string) => unknown): void {
+  process.stdin.on('end', () => void stop('stdin closed'));
+  process.stdin.on('close', () => void stop('stdin closed'));
+  process.stdout.on('error', () => void stop('stdout closed')); // the client went away (EPIPE)
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+/**
+ * The stdio server over a store that cannot serve: the same tools, resources and prompt, every call
+ * answered with `message` (code `unavailable`). Logged once to stderr, without a stack.
+ */
+async function serveUnavailable(
+  message: string,
+  config: Readonly<Config> | undefined,
+  logger: Logger,
+): Promise<void> {
+  logger.error(`cannot serve: ${message}`);
+  const core = createCore({
+    store: unavailableStore(message),
+    cache: { get: () => undefined, set: () => undefined, close: () => undefined },
+    live: { fetch: () => Promise.reject(new AppError('unavailable', message)) },
+    limits: config?.limits ?? DEFAULT_LIMITS,
+  });
+  const operations = createOperations(core.schemas);
+  // Any key: the store refuses before a key is looked at, and a missing key would be the wrong message.
+  const server = createMcpServer({ core, operations, logger, keyOf: () => config?.apiKey ?? 'local-agent' });
+  await serve(server, config?.shutdownTimeoutMs ?? 10_000, logger, async () => undefined);
+}
+
+/** Relays the client to the server that holds the store, as the same agent. */
+async function bridgeTo(serverUrl: string, config: Readonly<Config>, logger: Logger): Promise<void> {
+  const key = config.apiKey ?? (await readLocalAgentKey(config.dataDir));
+  if (key === undefined) {
+    return serveUnavailable(
+      `The store in ${config.dataDir} is held by the agent-context server at ${serverUrl}, and it has no local ` +
+        'agent yet. Restart that server (it creates one at start), or set AC_API_KEY to a key of that server.',
+      config,
+      logger,
+    );
+  }
+  const bridge = await startMcpBridge({
+    serverUrl,
+    mcpPath: MCP_PATH,
+    key,
+    dataDir: config.dataDir,
+    logger,
+    client: new StdioServerTransport(),
+  });
+  onClientGone((reason) => bridge.close(reason).then(() => process.exit(0)));
+  void bridge.ended.then(async ({ reason }) => {
+    logger.info({ reason }, 'MCP bridge ended');
+    await bridge.close(reason);
+    process.exit(0);
+  });
 }

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { link, open, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { StoreOpenError } from './store-open-error.js';
 
 export const LOCK_FILE = 'agent-context.lock';
 
@@ -19,20 +20,41 @@ export interface LockHolder {
   startedAt: string;
 }
 
-export class DataDirLockedError extends Error {
-  /** @param hint what to do instead, for the command that was refused. */
+export class DataDirLockedError extends StoreOpenError {
+  override name = 'DataDirLockedError';
   constructor(
     readonly dataDir: string,
     readonly holder: LockHolder,
-    hint = 'or go through the running server.',
   ) {
     const where = holder.url ? ` at ${holder.url}` : '';
     super(
       `DATA_DIR ${dataDir} is in use by agent-context ${holder.command} (pid ${holder.pid}${where}, ` +
-        `since ${holder.startedAt}). Only one process may write a store: stop it, use another DATA_DIR, ${hint}`,
+        `since ${holder.startedAt}). Only one process may write a store: ${lockedHint(holder)}`,
     );
-    this.name = 'DataDirLockedError';
   }
+}
+
+/** The holder's URL as another process on this host reaches it (a server on every interface, on loopback). */
+export function reachableUrl(holderUrl: string): string {
+  const url = new URL(holderUrl);
+  if (url.hostname === '0.0.0.0') url.hostname = '127.0.0.1';
+  if (url.hostname === '[::]') url.hostname = '[::1]';
+  return url.origin;
+}
+
+/** What to do about a store another process holds: the one place this advice is written. */
+function lockedHint(holder: LockHolder): string {
+  if (holder.url) {
+    return (
+      'stop it, use another DATA_DIR, or go through it: "agent-context mcp" connects to it by itself, REST ' +
+      `is at ${holder.url}/api/ac/, and "credits add" and "accounts plan" use its admin routes when ` +
+      "AC_ADMIN_TOKEN is set to the server's admin token."
+    );
+  }
+  return (
+    "stop it (if it is an MCP client's stdio server, close that client), use another DATA_DIR, or start " +
+    '"agent-context serve" before your MCP clients, so that they all share the store through it.'
+  );
 }
 
 /** True when `pid` is a live process (a zombie counts as dead). */
@@ -59,7 +81,7 @@ async function readHolder(file: string): Promise<LockHolder | undefined> {
 }
 
 async function writeHolder(file: string, holder: LockHolder, flag: 'wx' | 'w'): Promise<void> {
-  const handle = await open(file, flag);
+  const handle = await open(file, flag, 0o600);
   try {
     await handle.writeFile(JSON.stringify(holder));
     await handle.datasync();

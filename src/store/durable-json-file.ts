@@ -23,7 +23,7 @@ export class DurableJsonFile<T> implements Adapter<T> {
 
   async write(data: T): Promise<void> {
     const temp = path.join(path.dirname(this.file), `.${path.basename(this.file)}.${process.pid}.tmp`);
-    const handle = await open(temp, 'w');
+    const handle = await open(temp, 'w', 0o600); // owner-only, like every file of the store
     try {
       // Compact: indentation would make the file grow with the square of the nesting depth.
       await handle.writeFile(JSON.stringify(data), 'utf8');

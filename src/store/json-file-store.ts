@@ -5,22 +5,28 @@
  * the journal is folded into a new snapshot when it grows past a bound and at clean shutdown. On start
  * the snapshot is loaded and the journal replayed. A lock keeps it to one writing process.
  */
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Low } from 'lowdb';
 import type { StorePort } from '../core/store-port.js';
-import { acquireDataDirLock, type DataDirLock, type LockHolder } from './data-dir-lock.js';
+import { acquireDataDirLock, type DataDirLock, LOCK_FILE, type LockHolder } from './data-dir-lock.js';
 import { DurableJsonFile } from './durable-json-file.js';
 import { Journal, JournalCorruptError } from './journal.js';
 import { type Persistence, StateStore } from './state-store.js';
+import { dataDirAccessError, StoreOpenError } from './store-open-error.js';
 import { EMPTY_SNAPSHOT, type Snapshot, StoreState } from './store-state.js';
 
 export const STORE_FILE = 'agent-context.json';
 export const JOURNAL_FILE = 'agent-context.journal';
+/** The key of the local agent of `agent-context mcp` (see src/local-agent.ts). */
+export const LOCAL_AGENT_FILE = 'local-agent.json';
 /** Fold the journal into the snapshot once it is this large. */
 export const DEFAULT_MAX_JOURNAL_BYTES = 64 * 1024 * 1024;
 
-export class StoreFileError extends Error {}
+/** A file of the store that cannot be read as one. */
+export class StoreFileError extends StoreOpenError {
+  override name = 'StoreFileError';
+}
 
 function checkSnapshot(data: unknown, file: string): Snapshot {
   const snapshot = data as Partial<Snapshot> | null;
@@ -45,6 +51,25 @@ export interface JsonFileStore {
 
 export interface JsonFileStoreOptions {
   maxJournalBytes?: number;
+  /**
+   * The directory is the service's own (the user data directory): it is made owner-only (0700) on every
+   * start. A directory the operator named keeps its mode; only the store's files are made owner-only.
+   */
+  ownDirectory?: boolean;
+}
+
+/** Files the service writes in DATA_DIR, besides the temporary ones (which are created 0600). */
+const STORE_FILES = [STORE_FILE, JOURNAL_FILE, LOCK_FILE, LOCAL_AGENT_FILE];
+
+/** Makes the data directory (0700 when created) and every store file in it owner-only. */
+async function secureDataDir(dataDir: string, ownDirectory: boolean): Promise<void> {
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  if (ownDirectory) await chmod(dataDir, 0o700);
+  for (const name of STORE_FILES) {
+    const file = path.join(dataDir, name);
+    const info = await stat(file).catch(() => undefined);
+    if (info?.isFile() && (info.mode & 0o077) !== 0) await chmod(file, info.mode & 0o700);
+  }
 }
 
 export async function openJsonFileStore(
@@ -52,14 +77,20 @@ export async function openJsonFileStore(
   holder: LockHolder,
   options: JsonFileStoreOptions = {},
 ): Promise<JsonFileStore> {
-  await mkdir(dataDir, { recursive: true });
-  const lock = await acquireDataDirLock(dataDir, holder);
+  let lock: DataDirLock;
+  try {
+    await secureDataDir(dataDir, options.ownDirectory ?? false);
+    lock = await acquireDataDirLock(dataDir, holder);
+  } catch (err) {
+    if (err instanceof StoreOpenError) throw err;
+    throw dataDirAccessError(dataDir, err) ?? err;
+  }
   try {
     const store = await openLocked(dataDir, lock, options.maxJournalBytes ?? DEFAULT_MAX_JOURNAL_BYTES);
     return { store, lock };
   } catch (err) {
     await lock.release();
-    throw err;
+    throw dataDirAccessError(dataDir, err) ?? err;
   }
 }
 
@@ -69,7 +100,13 @@ async function openLocked(dataDir: string, lock: DataDirLock, maxJournalBytes: n
   try {
     await db.read();
   } catch (err) {
-    throw new StoreFileError(`${file} could not be read as JSON (${(err as Error).message}).`);
+    throw (
+      dataDirAccessError(dataDir, err) ??
+      new StoreFileError(
+        `${file} could not be read as JSON (${(err as Error).message}). Move it aside (the journal beside ` +
+          'it is replayed onto an empty store), or restore it from a backup.',
+      )
+    );
   }
   const snapshot = checkSnapshot(db.data, file);
   const state = StoreState.fromSnapshot(snapshot);

@@ -2,7 +2,14 @@
  * A transaction over StoreState: writes are recorded as Changes and kept in an overlay, so the
  * transaction reads its own writes while the committed state stays untouched until commit.
  */
-import type { Account, IdempotencyRecord, LedgerEntry, Memory, MemoryType } from '../core/model.js';
+import {
+  type Account,
+  costOf,
+  type IdempotencyRecord,
+  type LedgerEntry,
+  type Memory,
+  type MemoryType,
+} from '../core/model.js';
 import type { StoreTx } from '../core/store-port.js';
 import type { Change } from './changes.js';
 import { idempotencySlot, newestFirst, type StoreState } from './store-state.js';
@@ -67,7 +74,7 @@ export class StateTx implements StoreTx {
   async spentSince(agentId: string, since: string) {
     let spent = await this.state.spentSince(agentId, since);
     for (const entry of this.ledger)
-      if (entry.agentId === agentId && entry.at >= since) spent += Math.max(0, -entry.amountCents);
+      if (entry.agentId === agentId && entry.at >= since) spent += costOf(entry);
     return spent;
   }
 

@@ -6,6 +6,7 @@
  */
 import {
   type Account,
+  costOf,
   IDEMPOTENCY_RETENTION_MS,
   type IdempotencyRecord,
   type LedgerEntry,
@@ -35,7 +36,7 @@ export class StoreState implements StoreReader {
   private readonly idByEmail = new Map<string, string>();
   private readonly memories = new Map<string, Map<string, Memory>>();
   private readonly ledger = new Map<string, LedgerEntry[]>();
-  /** Per agent, the debits (in cents) of its ledger entries up to and including each index. */
+  /** Per agent, the costs (in cents) of its ledger entries up to and including each index. */
   private readonly debitTotals = new Map<string, number[]>();
   /** By `idempotencySlot`, oldest first. */
   private readonly idempotency = new Map<string, IdempotencyRecord>();
@@ -101,7 +102,7 @@ export class StoreState implements StoreReader {
         return;
       }
       case 'ledger.append': {
-        const { agentId, amountCents } = change.entry;
+        const { agentId } = change.entry;
         let entries = this.ledger.get(agentId);
         let totals = this.debitTotals.get(agentId);
         if (!entries || !totals) {
@@ -111,7 +112,7 @@ export class StoreState implements StoreReader {
           this.debitTotals.set(agentId, totals);
         }
         entries.push(change.entry);
-        totals.push((totals.at(-1) ?? 0) + Math.max(0, -amountCents));
+        totals.push((totals.at(-1) ?? 0) + costOf(change.entry));
         return;
       }
       case 'idempotency.put': {

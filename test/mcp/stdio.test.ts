@@ -1,105 +1,110 @@
-/** MCP over real stdio, spawning the built server exactly as mcp.json describes it. */
+/**
+ * MCP over real stdio: the built `agent-context mcp` started as a desktop client starts it (working directory
+ * `/`), the local agent on the unlimited plan, and a server that cannot serve still answering.
+ */
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openService } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { LOCAL_AGENT_FILE } from '../../src/mcp/local-agent.js';
+import { openService } from '../../src/service.js';
+import { LOCAL_AGENT_FILE, STORE_FILE } from '../../src/store/json-file-store.js';
 import { FakeLiveSource } from '../helpers/fake-live-source.js';
+import { CLI } from '../helpers/spawn-serve.js';
+import { connectStdio, toolJson } from '../helpers/stdio-client.js';
 import { startTestServer } from '../helpers/test-server.js';
 
-interface StdioEntry {
-  command: string;
-  args: string[];
-  env: Record<string, string>;
-}
-
-const ROOT = path.resolve('.');
-
-async function mcpJsonEntry(): Promise<StdioEntry> {
-  const config = JSON.parse(await readFile(path.join(ROOT, 'mcp.json'), 'utf8'));
-  return config.mcpServers['agent-context'];
-}
-
-async function connectStdio(env: Record<string, string>) {
-  const entry = await mcpJsonEntry();
-  const transport = new StdioClientTransport({
-    command: entry.command === 'node' ? process.execPath : entry.command,
-    args: entry.args,
-    env: { ...entry.env, ...env },
-    cwd: ROOT,
-    stderr: 'pipe',
-  });
-  let stderr = '';
-  transport.stderr?.on('data', (d) => {
-    stderr += d;
-  });
-  const client = new Client({ name: 'stdio-test', version: '1.0.0' });
-  await client.connect(transport);
-  return { client, transport, stderr: () => stderr };
-}
-
-async function exited(pid: number): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      return;
-    }
-    await new Promise((r) => setTimeout(r, 50));
+async function registerIn(dataDir: string, email: string): Promise<string> {
+  const config = loadConfig({ DATA_DIR: dataDir, AC_LOG_LEVEL: 'silent' });
+  const service = await openService(config, { command: 'test', live: new FakeLiveSource() });
+  try {
+    return (await service.core.accounts.register({ email })).agent_key;
+  } finally {
+    await service.close();
   }
-  throw new Error(`process ${pid} did not exit`);
 }
 
 describe('MCP over stdio', () => {
+  let root: string;
   let dataDir: string;
   beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(tmpdir(), 'ac-stdio-'));
+    root = await mkdtemp(path.join(tmpdir(), 'ac-stdio-'));
+    dataDir = path.join(root, 'store');
   });
-  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+  afterAll(() => rm(root, { recursive: true, force: true }));
 
-  it('without AC_API_KEY uses a local agent created once, its key kept in DATA_DIR and never printed', async () => {
+  it('without AC_API_KEY uses a local agent on the unlimited plan, created once, its key kept owner-only and never printed', async () => {
     const first = await connectStdio({ DATA_DIR: dataDir });
     const stored = await first.client.callTool({
       name: 'memory_store',
       arguments: { memory_key: 'hello', memory_value: 'world' },
     });
-    expect(stored.structuredContent).toMatchObject({ success: true, credit_balance_cents: 49 });
-    const pid = first.transport.pid as number;
+    expect(stored.structuredContent).toMatchObject({
+      success: true,
+      cost_cents: 1,
+      credit_balance_cents: 50,
+    });
     await first.client.close();
-    await exited(pid);
+    expect(await first.exited).toBe(0);
 
     const saved = JSON.parse(await readFile(path.join(dataDir, LOCAL_AGENT_FILE), 'utf8'));
     expect(saved.agent_key).toMatch(/^ac_/);
-    expect((await stat(path.join(dataDir, LOCAL_AGENT_FILE))).mode & 0o777).toBe(0o600);
     expect(first.stderr()).not.toContain(saved.agent_key);
+    expect(first.stderr()).toContain(`store: ${dataDir}`);
 
     const second = await connectStdio({ DATA_DIR: dataDir });
     const got = await second.client.callTool({ name: 'memory_retrieve', arguments: { memory_key: 'hello' } });
-    expect(got.structuredContent).toMatchObject({
-      memory: { memory_value: 'world' },
-      credit_balance_cents: 48,
-    });
+    expect(got.structuredContent).toMatchObject({ memory: { memory_value: 'world' }, cost_cents: 1 });
+    const info = await second.client.callTool({ name: 'account_info', arguments: { limit: 3 } });
+    expect(info.structuredContent).toMatchObject({ plan: 'unlimited', credit_balance_cents: 50 });
+    expect((info.structuredContent as any).recent_transactions.slice(0, 2)).toMatchObject([
+      {
+        operation: 'memory_retrieve',
+        cost_cents: 1,
+        amount_cents: 0,
+        plan: 'unlimited',
+        memory_key: 'hello',
+      },
+      { operation: 'memory_store', cost_cents: 1, amount_cents: 0, plan: 'unlimited', memory_key: 'hello' },
+    ]);
     await second.client.close();
-    await exited(second.transport.pid as number);
+    expect(await second.exited).toBe(0);
+  });
+
+  it('moves a local agent made by an older version (pay-as-you-go) to the unlimited plan', async () => {
+    const dir = path.join(root, 'older');
+    await mkdir(dir);
+    const email = 'local-0123456789ab@agent-context.local';
+    const key = await registerIn(dir, email);
+    await writeFile(path.join(dir, LOCAL_AGENT_FILE), JSON.stringify({ agent_key: key, email }), {
+      mode: 0o644,
+    });
+    const { client, exited } = await connectStdio({ DATA_DIR: dir });
+    const info = await client.callTool({ name: 'account_info', arguments: {} });
+    expect(info.structuredContent).toMatchObject({ email, plan: 'unlimited', credit_balance_cents: 50 });
+    expect((info.structuredContent as any).recent_transactions[0]).toMatchObject({
+      operation: 'plan_change',
+      amount_cents: 0,
+      plan: 'unlimited',
+    });
+    await client.close();
+    expect(await exited).toBe(0);
+    expect((await stat(path.join(dir, LOCAL_AGENT_FILE))).mode & 0o777).toBe(0o600);
   });
 
   it('with AC_API_KEY acts as that agent, paying from the balance REST shows', async () => {
-    const config = loadConfig({ DATA_DIR: dataDir, AC_LOG_LEVEL: 'silent' });
-    const service = await openService(config, { command: 'test', live: new FakeLiveSource() });
-    const { agent_key: key } = await service.core.accounts.register({ email: 'stdio@example.com' });
-    await service.close();
-
-    const { client, transport } = await connectStdio({ DATA_DIR: dataDir, AC_API_KEY: key });
+    const key = await registerIn(dataDir, 'stdio@example.com');
+    const { client, exited } = await connectStdio({ DATA_DIR: dataDir, AC_API_KEY: key });
     await client.callTool({ name: 'memory_store', arguments: { memory_key: 'k', memory_value: 'v' } });
     const info = await client.callTool({ name: 'account_info', arguments: {} });
-    expect(info.structuredContent).toMatchObject({ email: 'stdio@example.com', credit_balance_cents: 49 });
+    expect(info.structuredContent).toMatchObject({
+      email: 'stdio@example.com',
+      plan: 'pay-as-you-go',
+      credit_balance_cents: 49,
+    });
     await client.close();
-    await exited(transport.pid as number);
+    expect(await exited).toBe(0);
 
     const server = await startTestServer({ dataDir, live: new FakeLiveSource() });
     try {
@@ -113,33 +118,11 @@ describe('MCP over stdio', () => {
     }
   });
 
-  it('refuses to run beside a server on the same DATA_DIR, naming its /mcp endpoint', async () => {
-    const server = await startTestServer({ dataDir, live: new FakeLiveSource() });
-    try {
-      const entry = await mcpJsonEntry();
-      const child = spawn(process.execPath, entry.args, {
-        cwd: ROOT,
-        env: { ...process.env, DATA_DIR: dataDir },
-      });
-      let stderr = '';
-      child.stderr.on('data', (d) => {
-        stderr += d;
-      });
-      const code = await new Promise((r) => child.on('exit', r));
-      expect(code).toBe(1);
-      expect(stderr).toContain(`${server.url}/mcp`);
-      expect(stderr).toContain('X-API-Key');
-    } finally {
-      await server.stop();
-    }
-  });
-
   it('exits 0 when stdin closes and on SIGTERM, with nothing but protocol on stdout', async () => {
-    const entry = await mcpJsonEntry();
     const run = (signal?: NodeJS.Signals) =>
       new Promise<{ code: number | null; stdout: string }>((resolve) => {
-        const child = spawn(process.execPath, entry.args, {
-          cwd: ROOT,
+        const child = spawn(process.execPath, [CLI, 'mcp'], {
+          cwd: '/',
           env: { ...process.env, DATA_DIR: dataDir },
         });
         let stdout = '';
@@ -161,5 +144,74 @@ describe('MCP over stdio', () => {
     const config = loadConfig({ DATA_DIR: dataDir, AC_LOG_LEVEL: 'silent' });
     const service = await openService(config, { command: 'test' });
     await service.close();
+  });
+});
+
+describe('a stdio server that cannot serve still answers, and says why in every result', () => {
+  let root: string;
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'ac-stdio-unavailable-'));
+  });
+  afterAll(() => rm(root, { recursive: true, force: true }));
+
+  /** Connects, lists the tools, calls one and reads the account; returns the error body of the call. */
+  async function unavailable(env: Record<string, string>): Promise<{ body: any; stderr: string }> {
+    const { client, stderr, exited } = await connectStdio(env);
+    const tools = await client.listTools();
+    expect(tools.tools.map((t) => t.name)).toContain('memory_store');
+    const result = await client.callTool({
+      name: 'memory_store',
+      arguments: { memory_key: 'a', memory_value: 'b' },
+    });
+    expect(result.isError).toBe(true);
+    const body = toolJson(result);
+    expect(body.code).toBe('unavailable');
+    await expect(client.readResource({ uri: 'ac://account' })).rejects.toThrow(body.error);
+    await client.close();
+    expect(await exited).toBe(0);
+    expect(stderr()).not.toMatch(/\n\s+at .+:\d+:\d+/); // no stack trace for a known condition
+    return { body, stderr: stderr() };
+  }
+
+  it('a data directory it cannot make', async () => {
+    const file = path.join(root, 'a-file');
+    await writeFile(file, '');
+    const { body, stderr } = await unavailable({ DATA_DIR: path.join(file, 'store') });
+    expect(body.error).toContain(`The data directory ${path.join(file, 'store')} cannot be used (ENOTDIR`);
+    expect(body.error).toContain('Set DATA_DIR to a directory this user can write');
+    expect(stderr).toContain('cannot serve');
+  });
+
+  it('a damaged store', async () => {
+    const dir = path.join(root, 'damaged');
+    await mkdir(dir);
+    await writeFile(path.join(dir, STORE_FILE), '{"format": "agent-context/1", "accounts": [');
+    const { body } = await unavailable({ DATA_DIR: dir });
+    expect(body.error).toContain(`${path.join(dir, STORE_FILE)} could not be read as JSON`);
+    expect(body.error).toContain('restore it from a backup');
+  });
+
+  it('a key this store does not know', async () => {
+    const dir = path.join(root, 'unknown-key');
+    const { body } = await unavailable({ DATA_DIR: dir, AC_API_KEY: 'ac_not-a-key-of-this-store' });
+    expect(body.error).toContain(`AC_API_KEY is not a key of the store in ${dir}`);
+  });
+
+  it('a bad setting in the environment', async () => {
+    const { body } = await unavailable({ DATA_DIR: path.join(root, 'bad-setting'), AC_LOG_LEVEL: 'loud' });
+    expect(body.error).toContain('Invalid configuration');
+    expect(body.error).toContain('AC_LOG_LEVEL="loud"');
+  });
+
+  it('a store another stdio server holds', async () => {
+    const dir = path.join(root, 'held');
+    const holder = await connectStdio({ DATA_DIR: dir });
+    try {
+      const { body } = await unavailable({ DATA_DIR: dir });
+      expect(body.error).toContain(`is in use by agent-context mcp (pid ${holder.transport.pid}`);
+      expect(body.error).toContain('start "agent-context serve" before your MCP clients');
+    } finally {
+      await holder.client.close();
+    }
   });
 });

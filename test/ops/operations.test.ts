@@ -11,7 +11,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningServer, startServer } from '../../src/app.js';
+import { type RunningServer, startServer } from '../../src/http/http-server.js';
 import { createNodeLiveCache } from '../../src/cache/node-live-cache.js';
 import { loadConfig } from '../../src/config.js';
 import { createCore } from '../../src/core/core.js';

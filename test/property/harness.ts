@@ -9,7 +9,7 @@ import { copyFile, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Scheduler } from 'fast-check';
-import { openService, type Service } from '../../src/app.js';
+import { openService, type Service } from '../../src/service.js';
 import { loadConfig } from '../../src/config.js';
 import { AppError, type ErrorCode, type ErrorDetails } from '../../src/core/errors.js';
 import type { LiveDataSource } from '../../src/core/live-port.js';

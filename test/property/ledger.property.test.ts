@@ -21,7 +21,7 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { openService } from '../../src/app.js';
+import { openService } from '../../src/service.js';
 import { loadConfig } from '../../src/config.js';
 import { hashKey } from '../../src/core/accounts.js';
 import type { AppError } from '../../src/core/errors.js';

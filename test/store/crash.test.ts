@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openService } from '../../src/app.js';
+import { openService } from '../../src/service.js';
 import { loadConfig } from '../../src/config.js';
 import { hashKey } from '../../src/core/accounts.js';
 import { openJsonFileStore } from '../../src/store/json-file-store.js';

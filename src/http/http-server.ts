@@ -1,74 +1,16 @@
 /**
- * The composition root: builds the store, the cache, the upstream providers and the core from Config,
- * and starts the HTTP server. Faces get everything they need from here; nothing is built twice.
+ * The HTTP server: the REST API and MCP over Streamable HTTP on one Express app over the service, with
+ * request and header timeouts, the server's URL recorded in the DATA_DIR lock, and a graceful close.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createNodeLiveCache } from './cache/node-live-cache.js';
-import type { Config } from './config.js';
-import type { Clock } from './core/clock.js';
-import { type Core, createCore } from './core/core.js';
-import type { LiveDataSource } from './core/live-port.js';
-import { createOperations, type Operation } from './core/operations.js';
-import type { StorePort } from './core/store-port.js';
-import { answerClientErrorsWithJson } from './http/client-error.js';
-import { createHttpApp } from './http/create-http-app.js';
-import { readinessOf } from './http/discovery.js';
-import { createDrain } from './http/drain.js';
-import { createLiveDataSource } from './live/live-data-source.js';
-import { createLogger, type Logger } from './logger.js';
-import { type McpHttp, mountMcpHttp } from './mcp/mcp-http.js';
-import type { DataDirLock } from './store/data-dir-lock.js';
-import { openJsonFileStore } from './store/json-file-store.js';
-
-export interface ServiceOptions {
-  /** What this process runs, recorded in the DATA_DIR lock. */
-  command: string;
-  clock?: Clock;
-  /** Replaces the real upstream providers (tests). */
-  live?: LiveDataSource;
-  logger?: Logger;
-}
-
-export interface Service {
-  config: Readonly<Config>;
-  core: Core;
-  operations: readonly Operation[];
-  /** The store under the core, for operator tools and tests; faces go through the core. */
-  store: StorePort;
-  logger: Logger;
-  lock: DataDirLock;
-  close(): Promise<void>;
-}
-
-export async function openService(config: Readonly<Config>, options: ServiceOptions): Promise<Service> {
-  const logger = options.logger ?? createLogger(config.logLevel, { format: config.logFormat });
-  const { store, lock } = await openJsonFileStore(config.dataDir, {
-    pid: process.pid,
-    command: options.command,
-    startedAt: new Date().toISOString(),
-  });
-  const cache = createNodeLiveCache(config.limits.cacheMinutesMax);
-  const core = createCore({
-    store,
-    cache,
-    live: options.live ?? createLiveDataSource(config.live),
-    limits: config.limits,
-    ...(options.clock ? { clock: options.clock } : {}),
-  });
-  return {
-    config,
-    core,
-    operations: createOperations(core.schemas),
-    store,
-    logger,
-    lock,
-    close: async () => {
-      cache.close();
-      await store.close();
-    },
-  };
-}
+import type { Config } from '../config.js';
+import { type McpHttp, mountMcpHttp } from '../mcp/mcp-http.js';
+import { openService, type Service, type ServiceOptions } from '../service.js';
+import { answerClientErrorsWithJson } from './client-error.js';
+import { createHttpApp } from './create-http-app.js';
+import { readinessOf } from './discovery.js';
+import { createDrain } from './drain.js';
 
 export interface RunningServer {
   service: Service;

@@ -1,0 +1,73 @@
+/**
+ * The composition root: builds the store (through `openStore`), the cache, the upstream providers and the
+ * core from Config. It imports no face, so `agent-context mcp` over stdio never loads Express and the HTTP
+ * server (src/http/http-server.ts) gets everything it needs from here; nothing is built twice.
+ */
+import { createNodeLiveCache } from './cache/node-live-cache.js';
+import type { Config } from './config.js';
+import type { Clock } from './core/clock.js';
+import { type Core, createCore } from './core/core.js';
+import type { LiveDataSource } from './core/live-port.js';
+import { createOperations, type Operation } from './core/operations.js';
+import type { StorePort } from './core/store-port.js';
+import { createLiveDataSource } from './live/live-data-source.js';
+import { createLogger, type Logger } from './logger.js';
+import type { DataDirLock } from './store/data-dir-lock.js';
+import { openStore } from './store/open-store.js';
+
+export interface ServiceOptions {
+  /** What this process runs, recorded in the DATA_DIR lock. */
+  command: string;
+  clock?: Clock;
+  /** Replaces the real upstream providers (tests). */
+  live?: LiveDataSource;
+  logger?: Logger;
+}
+
+export interface Service {
+  config: Readonly<Config>;
+  core: Core;
+  operations: readonly Operation[];
+  /** The store under the core, for operator tools and tests; faces go through the core. */
+  store: StorePort;
+  logger: Logger;
+  lock: DataDirLock;
+  close(): Promise<void>;
+}
+
+export function serviceLogger(config: Readonly<Config>): Logger {
+  return createLogger(config.logLevel, { format: config.logFormat });
+}
+
+export async function openService(config: Readonly<Config>, options: ServiceOptions): Promise<Service> {
+  const logger = options.logger ?? serviceLogger(config);
+  const { store, lock } = await openStore(config, {
+    pid: process.pid,
+    command: options.command,
+    startedAt: new Date().toISOString(),
+  });
+  logger.info(
+    { dataDir: config.dataDir, dataDirFrom: config.dataDirFrom },
+    `store: ${config.dataDir}${config.dataDirFrom === 'default' ? ' (the user data directory)' : ''}`,
+  );
+  const cache = createNodeLiveCache(config.limits.cacheMinutesMax);
+  const core = createCore({
+    store,
+    cache,
+    live: options.live ?? createLiveDataSource(config.live),
+    limits: config.limits,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  return {
+    config,
+    core,
+    operations: createOperations(core.schemas),
+    store,
+    logger,
+    lock,
+    close: async () => {
+      cache.close();
+      await store.close();
+    },
+  };
+}

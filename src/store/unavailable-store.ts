@@ -1,0 +1,18 @@
+/**
+ * A store port that cannot serve: every read and transaction fails with one AppError (`unavailable`)
+ * whose message says what is wrong and what to do. The stdio MCP server runs its ordinary core over it
+ * when the real store cannot be opened, so that the client still connects and every tool call shows the
+ * person that message, instead of a process that dies with "Connection closed".
+ */
+import { AppError } from '../core/errors.js';
+import type { StorePort } from '../core/store-port.js';
+
+export function unavailableStore(message: string): StorePort {
+  const fail = () => Promise.reject(new AppError('unavailable', message));
+  return {
+    transact: fail,
+    read: fail,
+    close: async () => undefined,
+    status: () => 'failed',
+  };
+}

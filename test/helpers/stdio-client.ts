@@ -1,0 +1,47 @@
+/** Starts `agent-context mcp` from dist/ as a desktop client does (a child process on stdio) and connects the SDK client. */
+import type { ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { CLI } from './spawn-serve.js';
+
+export interface StdioConnection {
+  client: Client;
+  transport: StdioClientTransport;
+  stderr(): string;
+  /** Resolves with the exit code once the process has exited. */
+  exited: Promise<number | null>;
+}
+
+export async function connectStdio(
+  env: Record<string, string>,
+  options: { cwd?: string; command?: string; args?: string[] } = {},
+): Promise<StdioConnection> {
+  const transport = new StdioClientTransport({
+    command: options.command ?? process.execPath,
+    args: options.args ?? [CLI, 'mcp'],
+    env: { AC_LOG_FORMAT: 'json', ...env },
+    cwd: options.cwd ?? path.parse(process.cwd()).root,
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (d) => {
+    stderr += d;
+  });
+  const client = new Client({ name: 'stdio-test', version: '1.0.0' });
+  await client.connect(transport);
+  // The transport keeps its child process private (SDK 1.32.2); the exit code is what these tests check.
+  const child = (transport as unknown as { _process?: ChildProcess })._process;
+  if (!child) throw new Error('StdioClientTransport no longer exposes _process: update this helper');
+  const exited = new Promise<number | null>((resolve) => {
+    if (child.exitCode !== null) resolve(child.exitCode);
+    else child.once('exit', (code) => resolve(code));
+  });
+  return { client, transport, stderr: () => stderr, exited };
+}
+
+/** The JSON body in a tool result's text content. */
+export function toolJson(result: unknown): any {
+  const content = (result as { content: { type: string; text: string }[] }).content;
+  return JSON.parse(content[0]?.text ?? 'null');
+}
