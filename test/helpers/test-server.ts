@@ -5,10 +5,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type RunningServer, startServer } from '../../src/http/http-server.js';
 import { loadConfig } from '../../src/config.js';
 import type { Clock } from '../../src/core/clock.js';
 import type { LiveDataSource } from '../../src/core/live-port.js';
+import { type RunningServer, startServer } from '../../src/http/http-server.js';
 
 /** A clock tests move by hand. */
 export class ManualClock implements Clock {

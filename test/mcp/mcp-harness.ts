@@ -5,10 +5,10 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { openService, type Service } from '../../src/service.js';
 import { loadConfig } from '../../src/config.js';
 import type { LiveDataSource } from '../../src/core/live-port.js';
 import { createMcpServer } from '../../src/mcp/create-mcp-server.js';
+import { openService, type Service } from '../../src/service.js';
 
 export interface InProcess {
   service: Service;

@@ -21,7 +21,6 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { openService } from '../../src/service.js';
 import { loadConfig } from '../../src/config.js';
 import { hashKey } from '../../src/core/accounts.js';
 import type { AppError } from '../../src/core/errors.js';
@@ -40,6 +39,7 @@ import {
 import type { Operation } from '../../src/core/operations.js';
 import { runOperation } from '../../src/core/run-operation.js';
 import { parseInput } from '../../src/core/validation.js';
+import { openService } from '../../src/service.js';
 import { FakeLiveSource } from '../helpers/fake-live-source.js';
 import { ManualClock } from '../helpers/test-server.js';
 import {
