@@ -63,6 +63,8 @@ export async function startMcpBridge(options: BridgeOptions): Promise<Bridge> {
   /** Messages go to the server one after another, so that a re-initialization holds the rest back. */
   let queue: Promise<void> = Promise.resolve();
   let reinitCount = 0;
+  /** Why the server is gone, once it is. */
+  let gone: string | undefined;
   let ending = false;
   let end: (value: { reason: string }) => void = () => undefined;
   const ended = new Promise<{ reason: string }>((resolve) => {
@@ -125,7 +127,13 @@ export async function startMcpBridge(options: BridgeOptions): Promise<Bridge> {
   }
 
   async function relay(message: JSONRPCMessage): Promise<void> {
-    if (ending) return answerUnavailable(message, serverGoneMessage('it has stopped', false));
+    if (gone !== undefined) {
+      // The server went away while nothing was waiting: say so in this answer, then end.
+      if (!isJSONRPCRequest(message)) return;
+      await answerUnavailable(message, serverGoneMessage(gone, false));
+      return finish(`the server ${gone}`);
+    }
+    if (ending) return;
     if (isJSONRPCRequest(message)) {
       if (message.method === 'initialize') initialize = message;
       pending.set(message.id, message);
@@ -164,17 +172,26 @@ export async function startMcpBridge(options: BridgeOptions): Promise<Bridge> {
       .catch(() => undefined);
   }
 
-  /** Answers every request still waiting, and ends the bridge. */
+  /**
+   * Answers every request still waiting, and ends the bridge. When none was waiting, the bridge stays until
+   * the client's next request, so that the person reads why in its answer rather than a closed connection.
+   */
   async function serverGone(why: string, refused?: JSONRPCMessage): Promise<void> {
-    if (ending) return;
-    ending = true;
+    if (ending || gone !== undefined) return;
+    gone = why;
     const waiting = [...pending.values()];
     pending.clear();
     for (const request of waiting) {
       await answerUnavailable(request, serverGoneMessage(why, request !== refused));
     }
     await server.close().catch(() => undefined);
-    end({ reason: `the server ${why}` });
+    if (waiting.length > 0) finish(`the server ${why}`);
+  }
+
+  function finish(reason: string): void {
+    if (ending) return;
+    ending = true;
+    end({ reason });
   }
 
   function serverGoneMessage(why: string, inFlight: boolean): string {
@@ -203,21 +220,20 @@ export async function startMcpBridge(options: BridgeOptions): Promise<Bridge> {
   }
 
   async function checkServer(): Promise<void> {
-    if (ending) return;
+    if (ending || gone !== undefined) return;
     const alive = await fetch(new URL('/api/ac/ping', base), { signal: AbortSignal.timeout(PING_TIMEOUT_MS) })
       .then((res) => res.ok)
       .catch(() => false);
-    if (!alive) await serverGone('it no longer answers');
+    if (!alive) {
+      logger.info({ server: base }, 'MCP bridge: the server no longer answers');
+      await serverGone('it no longer answers');
+    }
   }
 
   client.onmessage = (message) => {
     queue = queue.then(() => relay(message));
   };
-  client.onclose = () => {
-    if (ending) return;
-    ending = true;
-    end({ reason: 'the client closed the connection' });
-  };
+  client.onclose = () => finish('the client closed the connection');
   await server.start();
   await client.start();
   logger.info({ server: base }, `MCP bridge: relaying to ${endpoint.href}`);
@@ -225,10 +241,7 @@ export async function startMcpBridge(options: BridgeOptions): Promise<Bridge> {
   return {
     ended,
     close: async (reason) => {
-      if (!ending) {
-        ending = true;
-        end({ reason });
-      }
+      finish(reason);
       await queue.catch(() => undefined);
       await server.terminateSession().catch(() => undefined);
       await server.close().catch(() => undefined);

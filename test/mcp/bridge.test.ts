@@ -1,0 +1,166 @@
+/**
+ * One store, two ways in: `agent-context mcp` started beside a running `agent-context serve` on the same
+ * DATA_DIR relays to the server's /mcp as the local agent; when the server stops it says so and exits 0,
+ * and the next start opens the store directly.
+ */
+import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOCAL_AGENT_FILE } from '../../src/store/json-file-store.js';
+import { spawnServe } from '../helpers/spawn-serve.js';
+import { connectStdio, toolJson } from '../helpers/stdio-client.js';
+import { request } from '../helpers/test-server.js';
+
+async function localKey(dataDir: string): Promise<string> {
+  const file = path.join(dataDir, LOCAL_AGENT_FILE);
+  for (let i = 0; i < 100; i++) {
+    if (
+      await access(file).then(
+        () => true,
+        () => false,
+      )
+    )
+      return JSON.parse(await readFile(file, 'utf8')).agent_key;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('serve did not create the local agent');
+}
+
+describe('agent-context mcp beside a running server', () => {
+  let root: string;
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'ac-bridge-'));
+  });
+  afterAll(() => rm(root, { recursive: true, force: true }));
+
+  it('relays to the server as the local agent; when the server stops it says so and exits 0; the next start opens the store', async () => {
+    const dataDir = path.join(root, 'one');
+    const server = await spawnServe({ DATA_DIR: dataDir });
+    const key = await localKey(dataDir);
+
+    const bridged = await connectStdio({ DATA_DIR: dataDir });
+    expect(bridged.stderr()).toContain(`relaying to ${server.url}/mcp`);
+    const bridgedTools = (await bridged.client.listTools()).tools;
+    const stored = await bridged.client.callTool({
+      name: 'memory_store',
+      arguments: { memory_key: 'project', memory_value: 'apollo', memory_type: 'fact' },
+    });
+    expect(stored.structuredContent).toMatchObject({
+      success: true,
+      cost_cents: 1,
+      credit_balance_cents: 50,
+    });
+
+    // The write landed in the server's store, under the local agent, visible over REST.
+    const rest = await request(server.url, 'GET', '/api/ac/memory', {
+      key,
+      query: { agent_key: key, memory_key: 'project' },
+    });
+    expect(rest.status, rest.text).toBe(200);
+    expect(rest.body.memory).toMatchObject({ memory_value: 'apollo', memory_type: 'fact' });
+    const account = await request(server.url, 'GET', '/api/ac/account/transactions', { key });
+    expect(account.body.transactions.slice(0, 2)).toMatchObject([
+      { operation: 'memory_retrieve', cost_cents: 1, amount_cents: 0 },
+      { operation: 'memory_store', cost_cents: 1, amount_cents: 0, plan: 'unlimited' },
+    ]);
+
+    // Errors, resources and prompts are the server's own.
+    const missing = await bridged.client.callTool({
+      name: 'memory_retrieve',
+      arguments: { memory_key: 'nope' },
+    });
+    expect(missing.isError).toBe(true);
+    expect(toolJson(missing)).toMatchObject({ code: 'not_found', memory_key: 'nope' });
+    const bad = await bridged.client.callTool({ name: 'memory_store', arguments: { memory_key: 'x' } });
+    expect(toolJson(bad)).toMatchObject({ code: 'invalid_input', field: 'memory_value' });
+    const resource = await bridged.client.readResource({ uri: 'ac://account' });
+    expect(JSON.parse((resource.contents[0] as { text: string }).text)).toMatchObject({ plan: 'unlimited' });
+    const prompt = await bridged.client.getPrompt({ name: 'recall', arguments: { topic: 'apollo' } });
+    expect(JSON.stringify(prompt.messages)).toContain('apollo');
+
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+    // The bridge notices the closed event stream; with nothing waiting, it stays to answer the next call.
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(bridged.stderr()).toContain('MCP bridge: the server no longer answers');
+    const after = await bridged.client.callTool({
+      name: 'memory_store',
+      arguments: { memory_key: 'later', memory_value: 'x' },
+    });
+    expect(after.isError).toBe(true);
+    const gone = toolJson(after);
+    expect(gone.code).toBe('unavailable');
+    expect(gone.error).toContain(`The agent-context server at ${server.url}`);
+    expect(gone.error).toContain('has stopped (it no longer answers). This call was not done');
+    expect(gone.error).toContain(`open the store in ${dataDir} directly`);
+    expect(await bridged.exited).toBe(0);
+    expect(bridged.stderr()).not.toMatch(/"level":(50|60)/);
+
+    // The client starts it again: it opens the store directly, with the same tools and the same agent.
+    const direct = await connectStdio({ DATA_DIR: dataDir });
+    expect((await direct.client.listTools()).tools).toEqual(bridgedTools);
+    const got = await direct.client.callTool({
+      name: 'memory_retrieve',
+      arguments: { memory_key: 'project' },
+    });
+    expect(got.structuredContent).toMatchObject({ memory: { memory_value: 'apollo' } });
+    const notThere = await direct.client.callTool({
+      name: 'memory_retrieve',
+      arguments: { memory_key: 'later' },
+    });
+    expect(toolJson(notThere).code).toBe('not_found');
+    await direct.client.close();
+    expect(await direct.exited).toBe(0);
+  });
+
+  it('starts a new session when the server has expired the old one, and the client never notices', async () => {
+    const dataDir = path.join(root, 'expiry');
+    const server = await spawnServe({ DATA_DIR: dataDir, AC_MCP_SESSION_IDLE_SECONDS: '1' });
+    try {
+      await localKey(dataDir);
+      const bridged = await connectStdio({ DATA_DIR: dataDir });
+      await bridged.client.callTool({
+        name: 'memory_store',
+        arguments: { memory_key: 'a', memory_value: '1' },
+      });
+      await new Promise((r) => setTimeout(r, 1_800)); // idle past 1 s; the server sweeps every 0.5 s
+      const again = await bridged.client.callTool({
+        name: 'memory_retrieve',
+        arguments: { memory_key: 'a' },
+      });
+      expect(again.isError, JSON.stringify(again)).toBeFalsy();
+      expect(again.structuredContent).toMatchObject({ memory: { memory_value: '1' } });
+      expect(bridged.stderr()).toContain('a new one was started');
+      await bridged.client.close();
+      expect(await bridged.exited).toBe(0);
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+  });
+
+  it('with AC_API_KEY relays as that agent', async () => {
+    const dataDir = path.join(root, 'keyed');
+    const server = await spawnServe({ DATA_DIR: dataDir });
+    try {
+      const reg = await request(server.url, 'POST', '/api/ac/register', {
+        body: { email: 'bridge@example.com' },
+      });
+      const key = reg.body.agent_key as string;
+      const bridged = await connectStdio({ DATA_DIR: dataDir, AC_API_KEY: key });
+      const stored = await bridged.client.callTool({
+        name: 'memory_store',
+        arguments: { memory_key: 'k', memory_value: 'v' },
+      });
+      expect(stored.structuredContent).toMatchObject({ cost_cents: 1, credit_balance_cents: 49 });
+      const account = await request(server.url, 'GET', '/api/ac/account', { key });
+      expect(account.body).toMatchObject({ plan: 'pay-as-you-go', credit_balance_cents: 49 });
+      await bridged.client.close();
+      expect(await bridged.exited).toBe(0);
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+  });
+});
