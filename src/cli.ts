@@ -4,6 +4,8 @@
  * `credits add` and `accounts plan` are the operator's; `setup` attaches a desktop client. The only module
  * with start-up side effects. stdout is kept for command output and the MCP protocol; logs go to stderr.
  */
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, type ConfigFlags, loadConfig } from './config.js';
 import { AppError } from './core/errors.js';
@@ -13,6 +15,7 @@ import { ensureLocalAgent } from './local-agent.js';
 import { createLogger } from './logger.js';
 import { runOperatorOperation } from './operator.js';
 import { serviceLogger } from './service.js';
+import { setupCommand } from './setup/setup-command.js';
 import { StoreOpenError } from './store/store-open-error.js';
 
 function positiveInt(value: string): number {
@@ -124,5 +127,21 @@ accounts
     const result = await runOperatorOperation(config, 'admin_plan', { email: opts.email, plan });
     process.stdout.write(`${JSON.stringify(result)}\n`);
   });
+
+program.addCommand(
+  setupCommand({
+    platform: process.platform,
+    env: process.env,
+    homedir: os.homedir(),
+    cliPath: fileURLToPath(import.meta.url),
+    nodePath: process.execPath,
+    stdout: (text) => {
+      process.stdout.write(text);
+    },
+    stderr: (text) => {
+      process.stderr.write(text);
+    },
+  }),
+);
 
 program.parseAsync(process.argv).catch(fail);
