@@ -1,19 +1,27 @@
 /**
  * Property tests of the ledger's promises over random interleavings of concurrent operations, retries
- * with idempotency keys, top-ups, key rotations, upstream failures, clock moves and restarts (clean, and
- * from a copy of DATA_DIR taken while the service runs, so that an un-compacted journal is replayed):
+ * with idempotency keys, top-ups, plan changes, key rotations, upstream failures, clock moves and restarts
+ * (clean, and from a copy of DATA_DIR taken while the service runs, so that an un-compacted journal is
+ * replayed):
  * - every balance equals the starter credit plus top-ups minus debits, equals the sum of its ledger
  *   entries, and is never negative; each operation is charged exactly its price;
+ * - plans: a charge on the pay-as-you-go plan debits its price, one on the unlimited plan records its cost
+ *   with an amount of 0 (in ledger order, each charge has the form of the plan the account had then); an
+ *   account on the unlimited plan is never refused for credit; a plan change is one `plan_change` entry
+ *   of amount 0, and setting the plan an account has writes nothing;
  * - a failed request (402, 404, 409, 422, 502...) changes nothing: no ledger entry, no memory change, no
  *   idempotency record;
  * - a request retried with its idempotency key replays the first response and is never charged twice;
  *   another request under the same key is 422;
  * - memories change only as some serial order of the successful requests explains;
- * - with a daily spending limit, no agent's debits in a UTC day exceed it;
+ * - with daily spending limits (one per plan, each optional), no agent's costs in a UTC day exceed the limit
+ *   of the plan it had at each charge; costs on either plan count, and a 402 `daily_limit_reached` reports
+ *   the day's costs the model counted;
  * - the state after a restart equals the state before it.
  * A batch of requests starts in an order fast-check's scheduler chooses, and the upstream answers arrive in
  * an order it chooses too; a failure prints the seed and path that reproduce it. A batch of one request is
- * also checked exactly against a reference model (costs, 402/404 conditions, cache hits, replays).
+ * also checked exactly against a reference model (costs, plans, 402/404 conditions and their details, cache
+ * hits, replays).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -29,11 +37,14 @@ import { cacheKey, normalizeQuery } from '../../src/core/live-data.js';
 import { toMemoryView } from '../../src/core/memories.js';
 import {
   type Account,
+  costOf,
   IDEMPOTENCY_RETENTION_MS,
   type JsonObject,
   type LedgerEntry,
   MEMORY_TYPES,
   type MemoryType,
+  PLANS,
+  type Plan,
   type QueryType,
 } from '../../src/core/model.js';
 import type { Operation } from '../../src/core/operations.js';
@@ -64,6 +75,8 @@ const BOGUS_KEY = `ac_${'x'.repeat(43)}`;
 type Cmd =
   | { t: 'register'; email: number }
   | { t: 'topup'; email: number; cents: number }
+  /** The operator moves an agent (4: the never registered address, 404) to a plan. */
+  | { t: 'plan'; agent: number; plan: Plan }
   | { t: 'store'; agent: number; key: string; type?: MemoryType; meta?: boolean; idem?: string }
   | { t: 'retrieve'; agent: number; key: string; idem?: string }
   | { t: 'delete'; agent: number; key: string; idem?: string }
@@ -82,8 +95,13 @@ type Cmd =
   | { t: 'rotate'; agent: number }
   /** A request with a key that rotation replaced (or a made-up one): 401. */
   | { t: 'oldKey'; agent: number }
-  /** Up to n paid requests one after another, stopping at the first failure: spends the balance down. */
-  | { t: 'drain'; agent: number; n: number };
+  /**
+   * Up to n paid requests one after another, stopping at the first failure: spends the balance down. With
+   * `unlimitedAfter`, the operator first moves the agent to the pay-as-you-go plan, and after the spending
+   * to the unlimited plan, where the agent goes on with a few more paid requests: an agent out of credit
+   * that must not be refused for it (or reaches the daily limit of the unlimited plan).
+   */
+  | { t: 'drain'; agent: number; n: number; unlimitedAfter?: true };
 
 type Step =
   | { t: 'batch'; cmds: Cmd[] }
@@ -116,17 +134,38 @@ const dataArb = fc.record({
   maxCost: opt(fc.constantFrom(0, 2, 5), 3),
   idem,
 });
-const retryArb = fc.record({ t: fc.constant('retry' as const), pick: fc.nat(), changeInput: fc.boolean() });
-const drainArb = fc.record({
-  t: fc.constant('drain' as const),
-  agent: agentIx,
-  n: fc.integer({ min: 5, max: 60 }),
+const planArb = fc.record({
+  t: fc.constant('plan' as const),
+  agent: fc.nat({ max: 4 }), // 4: never registered
+  // Mostly unlimited, so that accounts spend time on it; pay-as-you-go often enough to come back.
+  plan: fc.constantFrom<Plan>(...PLANS, 'unlimited'),
 });
+const retryArb = fc.record({ t: fc.constant('retry' as const), pick: fc.nat(), changeInput: fc.boolean() });
+const drainArb = fc.oneof(
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      t: fc.constant('drain' as const),
+      agent: agentIx,
+      n: fc.integer({ min: 5, max: 60 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      t: fc.constant('drain' as const),
+      agent: agentIx,
+      n: fc.integer({ min: 50, max: 60 }), // to the last cent of the starter credit, when no limit stops it
+      unlimitedAfter: fc.constant(true as const),
+    }),
+  },
+);
 
-/** Everything: accounts, memories, data, retries, rotations, spending down. */
+/** Everything: accounts, plans, memories, data, retries, rotations, spending down. */
 const anyCmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ t: fc.constant('register' as const), email: fc.nat({ max: 3 }) }) },
   { weight: 1, arbitrary: topUpArb },
+  { weight: 2, arbitrary: planArb },
   {
     weight: 5,
     arbitrary: fc.record({
@@ -160,14 +199,15 @@ const anyCmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 5, arbitrary: retryArb },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('rotate' as const), agent: agentIx }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('oldKey' as const), agent: agentIx }) },
-  { weight: 2, arbitrary: drainArb },
+  { weight: 3, arbitrary: drainArb },
 );
 
-/** Live data only (shared cache, single flight, reservations, stale answers), with retries and money. */
+/** Live data only (shared cache, single flight, reservations, stale answers), with retries, money, plans. */
 const dataCmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 8, arbitrary: dataArb },
   { weight: 3, arbitrary: retryArb },
   { weight: 1, arbitrary: topUpArb },
+  { weight: 2, arbitrary: planArb },
   { weight: 1, arbitrary: drainArb },
 );
 
@@ -212,9 +252,13 @@ interface AgentModel {
   key: string;
   /** Keys that rotation replaced. */
   oldKeys: string[];
+  plan: Plan;
   balance: number;
   topUps: number;
+  /** What charges on the pay-as-you-go plan took from the balance. */
   debits: number;
+  /** The costs of the charges on either plan, by the start of their UTC day. */
+  costs: Map<number, number>;
 }
 
 interface RecordModel {
@@ -231,7 +275,8 @@ interface Model {
   /** What the live cache holds, by cache key; `data` unknown when several fetches raced to fill it. */
   cache: Map<string, { fetchedAt: number; data: JsonObject | undefined }>;
   health: Map<string, Health>;
-  dailyLimit: number | undefined;
+  /** AC_DAILY_SPEND_LIMIT_CENTS and AC_UNLIMITED_DAILY_SPEND_LIMIT_CENTS, by the plan they hold. */
+  dailyLimits: Record<Plan, number | undefined>;
   /** Requests made with an idempotency key, for retries. */
   keyed: Req[];
   serial: number;
@@ -241,13 +286,18 @@ interface Req {
   n: number;
   op: string;
   agent?: AgentModel;
-  /** register and admin_credits */
+  /** register, admin_credits and admin_plan */
   email?: string;
   key?: string;
   input: Record<string, unknown>;
   idem?: string;
   oldKey?: boolean;
   fingerprint?: string;
+  /**
+   * Runs even when an earlier request of its lane failed, and the lane goes on after it until its next
+   * failure (the plan change after a spend-down).
+   */
+  resumes?: boolean;
 }
 
 interface Done {
@@ -298,25 +348,71 @@ function utcDayStart(ms: number): number {
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
 }
 
-function spentOnDayOf(ledger: readonly LedgerEntry[], now: number): number {
+const DAY_MS = 86_400_000;
+
+/** What the model counted as the agent's costs (on either plan) on the UTC day of `now`. */
+const spentOnDayOf = (agent: AgentModel, now: number) => agent.costs.get(utcDayStart(now)) ?? 0;
+
+/** The costs of the ledger's entries on the UTC day of `now`, as the service counts them (`costOf`). */
+function ledgerSpentOnDayOf(ledger: readonly LedgerEntry[], now: number): number {
   const start = utcDayStart(now);
   return ledger
-    .filter((e) => e.amountCents < 0 && Date.parse(e.at) >= start)
-    .reduce((sum, e) => sum - e.amountCents, 0);
+    .filter((e) => Date.parse(e.at) >= start && Date.parse(e.at) < start + DAY_MS)
+    .reduce((sum, e) => sum + costOf(e), 0);
 }
 
-/** Why the agent cannot pay `cents` now, as the ledger would say; undefined when it can. */
+/** The price of the operation a ledger entry charged for; undefined for credits and plan changes. */
+const CHARGE_PRICE: Partial<Record<LedgerEntry['operation'], number>> = {
+  memory_store: 1,
+  memory_retrieve: 1,
+  memory_search: 1,
+  memory_delete: 0,
+  data: 2,
+};
+
+/** The ledger entry of a charge of `cents` under `plan`. */
+function chargeEntry(plan: Plan, cents: number): Pick<LedgerEntry, 'amountCents' | 'costCents' | 'plan'> {
+  return plan === 'unlimited'
+    ? { amountCents: 0, costCents: cents, plan: 'unlimited' }
+    : { amountCents: -cents, costCents: cents };
+}
+
+/** Why the agent cannot pay `cents` now, as the ledger would say, with the details of the 402. */
 function payRefusal(
-  account: Account,
-  ledger: readonly LedgerEntry[],
+  model: Model,
+  agent: AgentModel,
+  balance: number,
   cents: number,
-  limit: number | undefined,
   now: number,
-): string | undefined {
+): { code: string; details: Record<string, unknown> } | undefined {
   if (cents === 0) return undefined;
-  if (account.balanceCents < cents) return 'insufficient_credits';
-  if (limit !== undefined && spentOnDayOf(ledger, now) + cents > limit) return 'daily_limit_reached';
+  if (agent.plan !== 'unlimited' && balance < cents)
+    return {
+      code: 'insufficient_credits',
+      details: { required_cents: cents, credit_balance_cents: balance },
+    };
+  const limit = model.dailyLimits[agent.plan];
+  const spent = spentOnDayOf(agent, now);
+  if (limit !== undefined && spent + cents > limit)
+    return {
+      code: 'daily_limit_reached',
+      details: {
+        required_cents: cents,
+        daily_limit_cents: limit,
+        spent_today_cents: spent,
+        resets_at: iso(utcDayStart(now) + DAY_MS),
+      },
+    };
   return undefined;
+}
+
+/** The plans the agent had at some moment of the batch: before it, and any a plan change set in it. */
+function plansDuring(batch: Batch, agent: AgentModel): Plan[] {
+  const plans = new Set<Plan>([(batch.pre.accounts[agent.email] as Account).plan]);
+  for (const d of batch.done)
+    if (d.req.op === 'admin_plan' && d.req.email === agent.email && d.out.ok)
+      plans.add(d.out.body.plan as Plan);
+  return [...plans];
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -377,6 +473,11 @@ function resolve(model: Model, schemaOf: SchemaOf, cmds: Cmd[]): Req[][] {
         lanes.push([
           makeReq(model, schemaOf, { op: 'admin_credits', email, input: { email, cents: cmd.cents } }),
         ]);
+        break;
+      }
+      case 'plan': {
+        const email = cmd.agent < 4 ? agentAt(cmd.agent).email : UNKNOWN_EMAIL;
+        lanes.push([makeReq(model, schemaOf, { op: 'admin_plan', email, input: { email, plan: cmd.plan } })]);
         break;
       }
       case 'store':
@@ -471,11 +572,22 @@ function resolve(model: Model, schemaOf: SchemaOf, cmds: Cmd[]): Req[][] {
       }
       case 'drain': {
         const agent = agentAt(cmd.agent);
-        lanes.push(
-          Array.from({ length: cmd.n }, () =>
-            makeReq(model, schemaOf, { op: 'memory_search', agent, input: { limit: 1 } }),
-          ),
-        );
+        const search = () => makeReq(model, schemaOf, { op: 'memory_search', agent, input: { limit: 1 } });
+        const move = (plan: Plan) =>
+          makeReq(model, schemaOf, {
+            op: 'admin_plan',
+            email: agent.email,
+            input: { email: agent.email, plan },
+            resumes: true,
+          });
+        if (!cmd.unlimitedAfter) lanes.push(Array.from({ length: cmd.n }, search));
+        else
+          lanes.push([
+            move('pay-as-you-go'),
+            ...Array.from({ length: cmd.n }, search),
+            move('unlimited'),
+            ...Array.from({ length: 3 }, search),
+          ]);
         break;
       }
     }
@@ -486,6 +598,18 @@ function resolve(model: Model, schemaOf: SchemaOf, cmds: Cmd[]): Req[][] {
 // ---------------------------------------------------------------------------------------------------
 // Checks after a batch
 
+/**
+ * The refusals of a charge: 402 `insufficient_credits` only when the agent was on the pay-as-you-go plan at
+ * some moment of the batch (never on the unlimited plan), `daily_limit_reached` only when a plan it had
+ * has a daily limit.
+ */
+function addPaymentCodes(batch: Batch, req: Req, codes: Set<string>): Set<string> {
+  const plans = plansDuring(batch, req.agent as AgentModel);
+  if (plans.includes('pay-as-you-go')) codes.add('insufficient_credits');
+  if (plans.some((plan) => batch.model.dailyLimits[plan] !== undefined)) codes.add('daily_limit_reached');
+  return codes;
+}
+
 /** The error codes a request may get in a concurrent batch; anything else is a bug. */
 function allowedCodes(batch: Batch, req: Req): Set<string> {
   if (req.oldKey) return new Set(['unauthorized']);
@@ -495,20 +619,21 @@ function allowedCodes(batch: Batch, req: Req): Set<string> {
       codes.add('conflict');
       break;
     case 'admin_credits':
+    case 'admin_plan':
       codes.add('not_found');
       break;
     case 'memory_store':
     case 'memory_search':
-      codes.add('insufficient_credits').add('daily_limit_reached');
+      addPaymentCodes(batch, req, codes);
       break;
     case 'memory_retrieve':
-      codes.add('insufficient_credits').add('daily_limit_reached').add('not_found');
+      addPaymentCodes(batch, req, codes).add('not_found');
       break;
     case 'memory_delete':
       codes.add('not_found');
       break;
     case 'data': {
-      codes.add('insufficient_credits').add('daily_limit_reached');
+      addPaymentCodes(batch, req, codes);
       if (
         (req.input.max_cost_cents as number | undefined) !== undefined &&
         (req.input.max_cost_cents as number) < 2
@@ -528,7 +653,7 @@ function allowedCodes(batch: Batch, req: Req): Set<string> {
 }
 
 type Expected =
-  | { code: string; fetch?: boolean }
+  | { code: string; details?: Record<string, unknown>; fetch?: boolean }
   | { replay: JsonObject }
   | { check: (body: JsonObject) => void; fetch?: boolean };
 
@@ -542,7 +667,12 @@ function expectedAlone(batch: Batch, req: Req): Expected {
       ? { code: 'conflict' }
       : {
           check: (b) =>
-            expect(b).toMatchObject({ credit_balance_cents: STARTER, email: req.email, created_at: nowIso }),
+            expect(b).toMatchObject({
+              credit_balance_cents: STARTER,
+              plan: 'pay-as-you-go',
+              email: req.email,
+              created_at: nowIso,
+            }),
         };
   if (req.op === 'admin_credits') {
     const account = pre.accounts[req.email as string];
@@ -559,9 +689,29 @@ function expectedAlone(batch: Batch, req: Req): Expected {
         }
       : { code: 'not_found' };
   }
+  if (req.op === 'admin_plan') {
+    const account = pre.accounts[req.email as string];
+    const plan = req.input.plan as Plan;
+    return account
+      ? {
+          check: (b) =>
+            expect(b).toEqual({
+              success: true,
+              email: req.email,
+              plan,
+              previous_plan: account.plan,
+              changed: account.plan !== plan,
+              credit_balance_cents: account.balanceCents,
+            }),
+        }
+      : { code: 'not_found' };
+  }
   const agent = req.agent as AgentModel;
   const account = pre.accounts[agent.email] as Account;
+  expect(account.plan, `${agent.email}: the model's plan`).toBe(agent.plan);
   const balance = account.balanceCents;
+  /** The balance after a charge of `cents`: the unlimited plan records the cost and leaves the balance. */
+  const after = (cents: number) => (agent.plan === 'unlimited' ? balance : balance - cents);
   if (req.idem) {
     const record = liveRecord(model, account.id, req.idem, now);
     if (record)
@@ -571,17 +721,21 @@ function expectedAlone(batch: Batch, req: Req): Expected {
   }
   const ledger = pre.ledger[account.id] ?? [];
   const memories = pre.memories[account.id] ?? [];
-  const refusal = (cents: number) => payRefusal(account, ledger, cents, model.dailyLimit, now);
+  expect(ledgerSpentOnDayOf(ledger, now), `${agent.email}: today's costs, the model's`).toBe(
+    spentOnDayOf(agent, now),
+  );
+  const refusal = (cents: number) => payRefusal(model, agent, balance, cents, now);
   const input = req.input;
   const memory = memories.find((m) => m.key === input.memory_key);
   switch (req.op) {
     case 'account_rotate_key':
       return {
-        check: (b) => expect(b).toMatchObject({ credit_balance_cents: balance, rotated_at: nowIso }),
+        check: (b) =>
+          expect(b).toMatchObject({ credit_balance_cents: balance, plan: agent.plan, rotated_at: nowIso }),
       };
     case 'memory_store': {
       const refused = refusal(1);
-      if (refused) return { code: refused };
+      if (refused) return refused;
       const view = {
         memory_key: input.memory_key,
         memory_value: input.memory_value,
@@ -597,13 +751,13 @@ function expectedAlone(batch: Batch, req: Req): Expected {
             memory: view,
             created: !memory,
             cost_cents: 1,
-            credit_balance_cents: balance - 1,
+            credit_balance_cents: after(1),
           }),
       };
     }
     case 'memory_retrieve': {
       const refused = refusal(1);
-      if (refused) return { code: refused };
+      if (refused) return refused;
       if (!memory) return { code: 'not_found' };
       return {
         check: (b) =>
@@ -611,7 +765,7 @@ function expectedAlone(batch: Batch, req: Req): Expected {
             success: true,
             memory: toMemoryView(memory),
             cost_cents: 1,
-            credit_balance_cents: balance - 1,
+            credit_balance_cents: after(1),
           }),
       };
     }
@@ -629,7 +783,7 @@ function expectedAlone(batch: Batch, req: Req): Expected {
       };
     case 'memory_search': {
       const refused = refusal(1);
-      if (refused) return { code: refused };
+      if (refused) return refused;
       const list = memories
         .filter((m) => input.memory_type === undefined || m.type === input.memory_type)
         .slice(0, (input.limit as number | undefined) ?? 50)
@@ -641,7 +795,7 @@ function expectedAlone(batch: Batch, req: Req): Expected {
             memories: list,
             count: list.length,
             cost_cents: 1,
-            credit_balance_cents: balance - 1,
+            credit_balance_cents: after(1),
           }),
       };
     }
@@ -666,7 +820,7 @@ function expectedAlone(batch: Batch, req: Req): Expected {
       const maxCost = input.max_cost_cents as number | undefined;
       if (maxCost !== undefined && maxCost < 2) return { code: 'max_cost_exceeded' };
       const refused = refusal(2);
-      if (refused) return { code: refused };
+      if (refused) return refused;
       const health = model.health.get(query) ?? 'ok';
       if (health === 'ok') {
         return {
@@ -675,7 +829,7 @@ function expectedAlone(batch: Batch, req: Req): Expected {
             expect(b).toMatchObject({
               from_cache: false,
               cost_cents: 2,
-              credit_balance_cents: balance - 2,
+              credit_balance_cents: after(2),
               fetched_at: nowIso,
               cache_age_s: 0,
               source: 'fake',
@@ -695,6 +849,7 @@ function checkAlone(batch: Batch, done: Done): void {
   const expected = expectedAlone(batch, done.req);
   if ('code' in expected) {
     expect(out.ok ? 'success' : out.code, where).toBe(expected.code);
+    if (expected.details && !out.ok) expect(out.details, `${where}: the details`).toEqual(expected.details);
     expect(batch.post, `${where}: a failed request must change nothing`).toEqual(batch.pre);
   } else if ('replay' in expected) {
     expect(out.ok && out.replayed, `${where}: must replay`).toBe(true);
@@ -723,7 +878,6 @@ function checkRegistrations(batch: Batch): void {
         id: before.id,
         email: before.email,
         name: before.name,
-        plan: before.plan,
         createdAt: before.createdAt,
       });
       continue;
@@ -743,9 +897,11 @@ function checkRegistrations(batch: Batch): void {
       id: (after as Account).id,
       key,
       oldKeys: [],
+      plan: 'pay-as-you-go',
       balance: 0,
       topUps: 0,
       debits: 0,
+      costs: new Map(),
     });
   }
 }
@@ -857,29 +1013,76 @@ function checkIdempotency(batch: Batch): void {
   }
 }
 
-const PRICE: Record<string, number> = {
-  memory_store: 1,
-  memory_retrieve: 1,
-  memory_search: 1,
-  memory_delete: 0,
-};
+/** A ledger entry a successful request must have written, whatever the plan it was charged under. */
+type Owed =
+  | { kind: 'credit'; operation: 'starter_credit' | 'top_up'; cents: number }
+  | { kind: 'plan'; from: Plan; to: Plan }
+  | { kind: 'charge'; operation: LedgerEntry['operation']; cents: number; ref: LedgerRef };
 
-const entrySignature = (
-  e: Pick<LedgerEntry, 'operation' | 'amountCents' | 'memoryKey' | 'queryType' | 'query'>,
-) => `${e.operation} ${e.amountCents} ${e.memoryKey ?? '-'} ${e.queryType ?? '-'} ${e.query ?? '-'}`;
+type LedgerRef = Pick<LedgerEntry, 'memoryKey' | 'queryType' | 'query'>;
+
+const refText = (ref: LedgerRef) => `${ref.memoryKey ?? '-'} ${ref.queryType ?? '-'} ${ref.query ?? '-'}`;
+
+function owedKey(owed: Owed): string {
+  switch (owed.kind) {
+    case 'credit':
+      return `${owed.operation} ${owed.cents}`;
+    case 'plan':
+      return `plan_change ${owed.from}>${owed.to}`;
+    case 'charge':
+      return `${owed.operation} costing ${owed.cents} ${refText(owed.ref)}`;
+  }
+}
+
+/** The `owedKey` of what `entry` records, written while the account was on `plan`. */
+function entryKey(entry: LedgerEntry, plan: Plan): string {
+  switch (entry.operation) {
+    case 'starter_credit':
+    case 'top_up':
+      return `${entry.operation} ${entry.amountCents}`;
+    case 'plan_change':
+      return `plan_change ${plan}>${entry.plan}`;
+    default:
+      return `${entry.operation} costing ${costOf(entry)} ${refText(entry)}`;
+  }
+}
+
+/** The entry that pays `owed` while the account is on `plan`. */
+function owedEntry(owed: Owed, plan: Plan): Partial<LedgerEntry> {
+  switch (owed.kind) {
+    case 'credit':
+      return { operation: owed.operation, amountCents: owed.cents };
+    case 'plan':
+      return { operation: 'plan_change', amountCents: 0, plan: owed.to };
+    case 'charge':
+      return { operation: owed.operation, ...chargeEntry(plan, owed.cents), ...owed.ref };
+  }
+}
+
+const ENTRY_FIELDS = [
+  'operation',
+  'amountCents',
+  'costCents',
+  'plan',
+  'memoryKey',
+  'queryType',
+  'query',
+] as const;
+
+/** What an entry says (not its id, time and running balance), without absent fields. */
+const entryFields = (entry: Partial<LedgerEntry>) =>
+  Object.fromEntries(ENTRY_FIELDS.filter((f) => entry[f] !== undefined).map((f) => [f, entry[f]]));
 
 /**
  * Money: each success is charged exactly its price, replays and failures nothing; the new ledger entries
- * are exactly those charges; balance = starter credit + top-ups - debits.
+ * are exactly those charges, credits and plan changes, each charge in the form of the plan the account had
+ * when it was written (in ledger order: a plan change applies to the entries after it); balance = starter
+ * credit + top-ups - debits, where only charges on the pay-as-you-go plan debit.
  */
 function checkMoney(batch: Batch): void {
   const { pre, post, done, model, now } = batch;
-  const entries = new Map<string, string[]>();
-  const add = (email: string, entry: Parameters<typeof entrySignature>[0]) => {
-    const list = entries.get(email) ?? [];
-    list.push(entrySignature(entry));
-    entries.set(email, list);
-  };
+  const owed = new Map<string, Owed[]>();
+  const owe = (email: string, entry: Owed) => owed.set(email, [...(owed.get(email) ?? []), entry]);
   const byEmail = new Map(model.agents.map((a) => [a.email, a]));
   for (const d of done) {
     if (!d.out.ok) continue;
@@ -890,18 +1093,27 @@ function checkMoney(batch: Batch): void {
     if (d.out.replayed) continue;
     const agent = d.req.agent;
     switch (d.req.op) {
-      case 'register': {
-        const a = byEmail.get(d.req.email as string) as AgentModel;
-        a.balance += STARTER;
-        add(a.email, { operation: 'starter_credit', amountCents: STARTER });
+      case 'register':
+        owe(d.req.email as string, { kind: 'credit', operation: 'starter_credit', cents: STARTER });
         break;
-      }
       case 'admin_credits': {
         const a = byEmail.get(d.req.email as string) as AgentModel;
         const cents = d.req.input.cents as number;
-        a.balance += cents;
         a.topUps += cents;
-        add(a.email, { operation: 'top_up', amountCents: cents });
+        owe(a.email, { kind: 'credit', operation: 'top_up', cents });
+        break;
+      }
+      case 'admin_plan': {
+        expect(body.plan, `${where}: the plan asked for`).toBe(d.req.input.plan);
+        expect(body.changed, `${where}: changed`).toBe(body.previous_plan !== body.plan);
+        if (body.changed) {
+          owe(d.req.email as string, {
+            kind: 'plan',
+            from: body.previous_plan as Plan,
+            to: body.plan as Plan,
+          });
+          note('plan change');
+        } else note('plan unchanged');
         break;
       }
       case 'account_rotate_key':
@@ -918,54 +1130,130 @@ function checkMoney(batch: Batch): void {
           note('stale');
         }
         note(body.from_cache ? 'data from cache' : 'data fresh');
-        if (cost > 0) {
-          a.balance -= cost;
-          a.debits += cost;
-          add(a.email, {
+        if (cost > 0)
+          owe(a.email, {
+            kind: 'charge',
             operation: 'data',
-            amountCents: -cost,
-            queryType: d.req.input.query_type as QueryType,
-            query,
+            cents: cost,
+            ref: { queryType: d.req.input.query_type as QueryType, query },
           });
-        }
         break;
       }
       default: {
         const a = agent as AgentModel;
-        const cost = PRICE[d.req.op] as number;
+        const cost = CHARGE_PRICE[d.req.op as LedgerEntry['operation']] as number;
         expect(body.cost_cents, `${where}: the price`).toBe(cost);
-        if (cost > 0) {
-          a.balance -= cost;
-          a.debits += cost;
-          add(a.email, {
+        if (cost > 0)
+          owe(a.email, {
+            kind: 'charge',
             operation: d.req.op as LedgerEntry['operation'],
-            amountCents: -cost,
-            memoryKey: d.req.input.memory_key as string | undefined,
+            cents: cost,
+            ref: { memoryKey: d.req.input.memory_key as string | undefined },
           });
-        }
       }
     }
   }
   for (const agent of model.agents) {
     const account = post.accounts[agent.email] as Account;
     const where = `${agent.email} after\n${done.map(describeDone).join('\n')}`;
+    const before = pre.ledger[account.id] ?? [];
+    const after = post.ledger[account.id] ?? [];
+    expect(after.slice(0, before.length), `${where}\nthe ledger is append-only`).toEqual(before);
+    // Walk the new entries in the order they were written, with the plan the account had at each.
+    const pending = [...(owed.get(agent.email) ?? [])];
+    let plan: Plan = pre.accounts[agent.email]?.plan ?? 'pay-as-you-go';
+    for (const entry of after.slice(before.length)) {
+      expect(entry.at).toBe(iso(now));
+      const i = pending.findIndex((o) => owedKey(o) === entryKey(entry, plan));
+      if (i < 0)
+        expect.fail(
+          `${where}\nno successful request explains ${JSON.stringify(entry)} (on the ${plan} plan); ` +
+            `the entries owed: ${JSON.stringify(pending.map(owedKey))}`,
+        );
+      const [o] = pending.splice(i, 1) as [Owed];
+      expect(entryFields(entry), `${where}\n${entry.operation} on the ${plan} plan`).toEqual(
+        entryFields(owedEntry(o, plan)),
+      );
+      switch (o.kind) {
+        case 'credit':
+          agent.balance += o.cents;
+          break;
+        case 'plan':
+          plan = o.to;
+          break;
+        case 'charge': {
+          const day = utcDayStart(now);
+          agent.costs.set(day, (agent.costs.get(day) ?? 0) + o.cents);
+          if (plan === 'pay-as-you-go') {
+            agent.balance -= o.cents;
+            agent.debits += o.cents;
+          } else {
+            note('unlimited charge');
+            if (agent.balance < o.cents) note('unlimited charge past the balance');
+          }
+        }
+      }
+    }
+    expect(pending.map(owedKey), `${where}\nledger entries that successful requests owe`).toEqual([]);
+    expect(account.plan, `${where}\nthe plan: the last plan change's`).toBe(plan);
+    agent.plan = plan;
     expect(account.balanceCents, `${where}\nbalance: the model's`).toBe(agent.balance);
     expect(account.balanceCents, `${where}\nbalance: starter + top-ups - debits`).toBe(
       STARTER + agent.topUps - agent.debits,
     );
-    const before = pre.ledger[account.id] ?? [];
-    const after = post.ledger[account.id] ?? [];
-    expect(after.slice(0, before.length), `${where}\nthe ledger is append-only`).toEqual(before);
-    const added = after.slice(before.length);
-    expect(added.map(entrySignature).sort(), `${where}\nnew ledger entries`).toEqual(
-      (entries.get(agent.email) ?? []).sort(),
-    );
-    for (const entry of added) expect(entry.at).toBe(iso(now));
   }
 }
 
-/** Every ledger: a running sum that never goes below zero and ends at the balance; daily limit kept. */
-function checkLedgers(dump: Dump, dailyLimit: number | undefined): void {
+/**
+ * A 402 refusal, alone or concurrent: the price it names; `insufficient_credits` only while on the
+ * pay-as-you-go plan, with a balance below the price; `daily_limit_reached` names the limit of a plan the
+ * agent had and a day's spend that the price would take past it, between the costs the model counted
+ * before the batch and those of the ledger after it plus what the agent's other fetches may have held.
+ */
+function checkRefusals(batch: Batch): void {
+  const { post, done, model, now } = batch;
+  for (const d of done) {
+    if (d.out.ok || !d.req.agent) continue;
+    if (d.out.code !== 'insufficient_credits' && d.out.code !== 'daily_limit_reached') continue;
+    const where = describeDone(d);
+    const agent = d.req.agent;
+    const plans = plansDuring(batch, agent);
+    const details = d.out.details as Record<string, number | string>;
+    const price = d.req.op === 'data' ? 2 : 1;
+    expect(details.required_cents, `${where}: the price`).toBe(price);
+    if (d.out.code === 'insufficient_credits') {
+      expect(plans, `${where}: on the unlimited plan`).toContain('pay-as-you-go');
+      expect(details.credit_balance_cents, where).toBeGreaterThanOrEqual(0);
+      expect(details.credit_balance_cents, where).toBeLessThan(price);
+      continue;
+    }
+    const limit = details.daily_limit_cents as number;
+    const spent = details.spent_today_cents as number;
+    expect(
+      plans.map((plan) => model.dailyLimits[plan]),
+      `${where}: the limit of a plan the agent had`,
+    ).toContain(limit);
+    expect(spent + price, `${where}: within the limit`).toBeGreaterThan(limit);
+    expect(details.resets_at, where).toBe(iso(utcDayStart(now) + DAY_MS));
+    const fetches = done.filter((o) => o !== d && o.req.agent === agent && o.req.op === 'data').length;
+    expect(spent, `${where}: less than the model's costs today`).toBeGreaterThanOrEqual(
+      spentOnDayOf(agent, now),
+    );
+    expect(spent, `${where}: more than the costs today and what fetches held`).toBeLessThanOrEqual(
+      ledgerSpentOnDayOf(post.ledger[agent.id] ?? [], now) + 2 * fetches,
+    );
+    const unlimitedLimit = !plans.includes('pay-as-you-go') || limit !== model.dailyLimits['pay-as-you-go'];
+    if (unlimitedLimit) note('daily_limit_reached on the unlimited plan');
+  }
+}
+
+/**
+ * Every ledger, in order: a running sum that never goes below zero and ends at the balance; each charge
+ * costs its operation's price (`costOf`) and has the form of the plan the account had then (on the
+ * unlimited plan: amount 0); a plan change changes the plan, and the last one is the account's; each day's
+ * costs (on either plan) stay within the daily limit of the plan of each charge, and are the model's.
+ */
+function checkLedgers(dump: Dump, model: Model): void {
   for (const account of Object.values(dump.accounts)) {
     if (!account) continue;
     const ledger = dump.ledger[account.id] ?? [];
@@ -974,22 +1262,66 @@ function checkLedgers(dump: Dump, dailyLimit: number | undefined): void {
       amountCents: STARTER,
     });
     let sum = 0;
+    let plan: Plan = 'pay-as-you-go';
     const perDay = new Map<number, number>();
     for (const entry of ledger) {
+      const where = `${account.email}: ${JSON.stringify(entry)}`;
       sum += entry.amountCents;
-      expect(entry.balanceAfterCents, `${account.email}: balance after ${entry.id}`).toBe(sum);
-      expect(entry.balanceAfterCents, `${account.email}: never negative`).toBeGreaterThanOrEqual(0);
+      expect(entry.balanceAfterCents, `${where}: balance after`).toBe(sum);
+      expect(entry.balanceAfterCents, `${where}: never negative`).toBeGreaterThanOrEqual(0);
       expect(entry.agentId).toBe(account.id);
-      if (entry.amountCents < 0) {
-        const day = utcDayStart(Date.parse(entry.at));
-        perDay.set(day, (perDay.get(day) ?? 0) - entry.amountCents);
+      const day = utcDayStart(Date.parse(entry.at));
+      perDay.set(day, (perDay.get(day) ?? 0) + costOf(entry));
+      switch (entry.operation) {
+        case 'starter_credit':
+        case 'top_up':
+          expect(entry.amountCents, where).toBeGreaterThan(0);
+          expect(entryFields(entry), where).toEqual({
+            operation: entry.operation,
+            amountCents: entry.amountCents,
+          });
+          expect(costOf(entry), where).toBe(0);
+          break;
+        case 'plan_change':
+          expect(entryFields(entry), `${where}: a plan change moves no money`).toEqual({
+            operation: 'plan_change',
+            amountCents: 0,
+            plan: entry.plan,
+          });
+          expect(PLANS, where).toContain(entry.plan);
+          expect(entry.plan, `${where}: a change to the plan it had`).not.toBe(plan);
+          expect(costOf(entry), where).toBe(0);
+          plan = entry.plan as Plan;
+          break;
+        default: {
+          const price = CHARGE_PRICE[entry.operation] ?? 0;
+          expect(price, `${where}: a charge for a free operation`).toBeGreaterThan(0);
+          expect(costOf(entry), `${where}: the cost is the price`).toBe(price);
+          if (entry.plan === 'unlimited')
+            expect(entry.amountCents, `${where}: an unlimited charge moves no money`).toBe(0);
+          const { amountCents, costCents } = entry;
+          expect(
+            { amountCents, costCents, plan: entry.plan },
+            `${where}: a charge on the ${plan} plan`,
+          ).toEqual(chargeEntry(plan, price));
+          const limit = model.dailyLimits[plan];
+          if (limit !== undefined)
+            expect(
+              perDay.get(day),
+              `${where}: the day's costs within the ${plan} daily limit`,
+            ).toBeLessThanOrEqual(limit);
+        }
       }
     }
     expect(account.balanceCents, `${account.email}: balance = sum of the ledger`).toBe(sum);
-    if (dailyLimit !== undefined) {
-      for (const [day, spent] of perDay)
-        expect(spent, `${account.email}: spent on ${iso(day)}`).toBeLessThanOrEqual(dailyLimit);
-    }
+    expect(account.plan, `${account.email}: the plan of the last plan change`).toBe(plan);
+    const agent = model.agents.find((a) => a.email === account.email) as AgentModel;
+    const days = (costs: Map<number, number>) =>
+      [...costs]
+        .filter(([, cents]) => cents > 0)
+        .map(([day, cents]) => `${iso(day)} ${cents}`)
+        .sort();
+    expect(days(perDay), `${account.email}: the costs of each day, the model's`).toEqual(days(agent.costs));
   }
 }
 
@@ -1120,11 +1452,14 @@ function checkData(batch: Batch): void {
   expect(batch.answered, 'each fresh answer comes from one upstream call').toBeGreaterThanOrEqual(freshCount);
   // Fetches in flight hold their price (balance and daily limit), so parallel requests start no more fetches
   // than the agent can pay for: every upstream answer is paid for. Memory operations do not look at what
-  // fetches hold, so when one was charged in the batch, a fetch may still find the money gone after its call.
+  // fetches hold, so when one was charged in the batch, a fetch may still find the money gone after its call;
+  // and a fetch that began on one plan is paid under the plan the account has when it answers, whose balance
+  // or daily limit it was not checked against.
   const memoryCharged = done.some(
     (d) => d.req.op.startsWith('memory_') && d.out.ok && !d.out.replayed && d.out.body.cost_cents !== 0,
   );
-  if (!memoryCharged)
+  const planChanged = done.some((d) => d.req.op === 'admin_plan' && d.out.ok && d.out.body.changed === true);
+  if (!memoryCharged && !planChanged)
     expect(
       batch.answered,
       `upstream answers that were not paid for:\n${done.map(describeDone).join('\n')}`,
@@ -1155,10 +1490,11 @@ function checkBatch(batch: Batch, alone: boolean): void {
   checkRegistrations(batch);
   checkRotations(batch);
   checkIdempotency(batch);
+  checkRefusals(batch); // before checkMoney counts the batch's costs
   checkMoney(batch);
   checkMemories(batch);
   checkData(batch);
-  checkLedgers(batch.post, batch.model.dailyLimit);
+  checkLedgers(batch.post, batch.model);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -1184,7 +1520,9 @@ async function runBatch(
   const running = lanes.map((lane) =>
     s.schedule(Promise.resolve(), `start ${describeReq(lane[0] as Req)}`).then(async () => {
       const done: Done[] = [];
+      let failed = false;
       for (const req of lane) {
+        if (failed && !req.resumes) continue;
         const out = await h.call({
           op: req.op,
           ...(req.key === undefined ? {} : { key: req.key }),
@@ -1192,7 +1530,7 @@ async function runBatch(
           ...(req.idem === undefined ? {} : { idempotencyKey: req.idem }),
         });
         done.push({ req, out });
-        if (!out.ok) break;
+        failed = !out.ok;
       }
       return done;
     }),
@@ -1234,22 +1572,69 @@ async function restartAndCompare(h: Harness, model: Model): Promise<void> {
   note('clean restart');
 }
 
+/** What an agent sees of its ledger: the transactions view, newest first, with costs and plans. */
+function transactionView(entry: LedgerEntry): JsonObject {
+  const price = CHARGE_PRICE[entry.operation];
+  return {
+    id: entry.id,
+    at: entry.at,
+    operation: entry.operation,
+    amount_cents: entry.amountCents,
+    balance_after_cents: entry.balanceAfterCents,
+    ...(price === undefined ? {} : { cost_cents: price }),
+    ...(entry.plan === undefined ? {} : { plan: entry.plan }),
+    ...(entry.memoryKey === undefined ? {} : { memory_key: entry.memoryKey }),
+    ...(entry.queryType === undefined ? {} : { query_type: entry.queryType }),
+    ...(entry.query === undefined ? {} : { query: entry.query }),
+  };
+}
+
+/** The account and transactions views agree with the model and the store: plan, balance, costs. */
+async function checkViews(h: Harness, model: Model): Promise<void> {
+  const dump = await h.dump();
+  for (const agent of model.agents) {
+    const account = dump.accounts[agent.email] as Account;
+    const shown = await h.call({ op: 'account', key: agent.key, input: {} });
+    expect(shown.ok && shown.body, `${agent.email}: the account view`).toEqual({
+      email: agent.email,
+      name: account.name,
+      plan: agent.plan,
+      credit_balance_cents: agent.balance,
+      created_at: account.createdAt,
+    });
+    const limit = 100;
+    const listed = await h.call({ op: 'account_transactions', key: agent.key, input: { limit } });
+    const newest = (dump.ledger[account.id] ?? []).slice().reverse().slice(0, limit);
+    expect(listed.ok && listed.body, `${agent.email}: the transactions view`).toStrictEqual({
+      transactions: newest.map(transactionView),
+      count: newest.length,
+      credit_balance_cents: agent.balance,
+    });
+  }
+}
+
 interface Scenario {
+  /** AC_DAILY_SPEND_LIMIT_CENTS */
   dailyLimit: number | undefined;
+  /** AC_UNLIMITED_DAILY_SPEND_LIMIT_CENTS */
+  unlimitedDailyLimit: number | undefined;
   steps: Step[];
 }
 
 async function runScenario(s: fc.Scheduler, scenario: Scenario): Promise<void> {
   const clock = new ManualClock(START);
-  const env: Record<string, string> =
-    scenario.dailyLimit === undefined ? {} : { AC_DAILY_SPEND_LIMIT_CENTS: String(scenario.dailyLimit) };
+  const env: Record<string, string> = {};
+  if (scenario.dailyLimit !== undefined) env.AC_DAILY_SPEND_LIMIT_CENTS = String(scenario.dailyLimit);
+  if (scenario.unlimitedDailyLimit !== undefined)
+    env.AC_UNLIMITED_DAILY_SPEND_LIMIT_CENTS = String(scenario.unlimitedDailyLimit);
+  note(scenario.unlimitedDailyLimit === undefined ? 'no unlimited daily limit' : 'unlimited daily limit');
   const h = await openHarness({ scheduler: s, clock, env });
   const model: Model = {
     agents: [],
     records: new Map(),
     cache: new Map(),
     health: new Map(),
-    dailyLimit: scenario.dailyLimit,
+    dailyLimits: { 'pay-as-you-go': scenario.dailyLimit, unlimited: scenario.unlimitedDailyLimit },
     keyed: [],
     serial: 0,
   };
@@ -1282,6 +1667,7 @@ async function runScenario(s: fc.Scheduler, scenario: Scenario): Promise<void> {
         }
       }
     }
+    await checkViews(h, model);
     await restartAndCompare(h, model);
   } finally {
     await h.close();
@@ -1292,9 +1678,11 @@ function scenarioArb(
   cmdArb: fc.Arbitrary<Cmd>,
   upstreamWeight: number,
   dailyLimit: fc.Arbitrary<number | undefined>,
+  unlimitedDailyLimit: fc.Arbitrary<number | undefined>,
 ): fc.Arbitrary<Scenario> {
   return fc.record({
     dailyLimit,
+    unlimitedDailyLimit,
     steps: fc.array(stepArb(cmdArb, upstreamWeight), { minLength: 3, maxLength: 14 }),
   });
 }
@@ -1318,12 +1706,15 @@ function assertScenarios(arb: fc.Arbitrary<Scenario>, numRuns: number): Promise<
 }
 
 describe('the ledger under random interleavings, retries and restarts', () => {
-  it('keeps its promises over accounts, memories, data, retries, rotations and restarts', {
+  it('keeps its promises over accounts, plans, memories, data, retries, rotations and restarts', {
     timeout: 300_000,
   }, async () => {
     seen.clear();
+    // Each limit set or not, independently; the unlimited plan's below, at or above the pay-as-you-go one,
+    // and below or above what a spend-down costs (refused at once on the unlimited plan, or not).
     const dailyLimit = fc.option(fc.integer({ min: 3, max: 20 }), { nil: undefined, freq: 2 });
-    await assertScenarios(scenarioArb(anyCmdArb, 3, dailyLimit), RUNS);
+    const unlimitedDailyLimit = fc.option(fc.integer({ min: 5, max: 80 }), { nil: undefined, freq: 3 });
+    await assertScenarios(scenarioArb(anyCmdArb, 3, dailyLimit, unlimitedDailyLimit), RUNS);
     console.info(
       'exercised:',
       Object.fromEntries([...seen.entries()].sort(([a], [b]) => a.localeCompare(b))),
@@ -1335,6 +1726,13 @@ describe('the ledger under random interleavings, retries and restarts', () => {
       'replay',
       'insufficient_credits',
       'clean restart',
+      'plan change',
+      'plan unchanged',
+      'unlimited charge',
+      'unlimited charge past the balance',
+      'daily_limit_reached on the unlimited plan',
+      'unlimited daily limit',
+      'no unlimited daily limit',
     ])
       expect(seen.get(what) ?? 0, `runs that exercised ${what}`).toBeGreaterThan(0);
   });
@@ -1345,12 +1743,19 @@ describe('the ledger under random interleavings, retries and restarts', () => {
     seen.clear();
     // Mostly a tight daily limit, so that parallel fetches compete for the last cents.
     const dailyLimit = fc.option(fc.integer({ min: 2, max: 7 }), { nil: undefined, freq: 4 });
-    await assertScenarios(scenarioArb(dataCmdArb, 5, dailyLimit), RUNS);
+    const unlimitedDailyLimit = fc.option(fc.integer({ min: 2, max: 9 }), { nil: undefined, freq: 2 });
+    await assertScenarios(scenarioArb(dataCmdArb, 5, dailyLimit, unlimitedDailyLimit), RUNS);
     console.info(
       'exercised:',
       Object.fromEntries([...seen.entries()].sort(([a], [b]) => a.localeCompare(b))),
     );
-    for (const what of ['data fresh', 'data from cache', 'upstream_failed'])
+    for (const what of [
+      'data fresh',
+      'data from cache',
+      'upstream_failed',
+      'unlimited charge',
+      'daily_limit_reached on the unlimited plan',
+    ])
       expect(seen.get(what) ?? 0, `runs that exercised ${what}`).toBeGreaterThan(0);
   });
 });

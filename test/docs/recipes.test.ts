@@ -1,0 +1,55 @@
+/**
+ * The client recipes in README.md, docs/mcp.md and the top-level mcp.json are what `agent-context setup
+ * --npx` prints, and the MCP Inspector commands pin the release the test suite runs, so they cannot drift.
+ */
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { portableSetupOutput } from '../../src/setup/setup-output.js';
+
+const read = (file: string) => readFile(file, 'utf8');
+
+/** The JSON code blocks of a Markdown text that declare the `agent-context` stdio server. */
+function serverBlocks(markdown: string): unknown[] {
+  return [...markdown.matchAll(/```json\n([\s\S]*?)```/g)]
+    .map((match) => match[1] as string)
+    .filter((block) => block.includes('"mcpServers"') && block.includes('"agent-context"'))
+    .map((block) => JSON.parse(block));
+}
+
+describe('client recipes', () => {
+  const generic = JSON.parse(portableSetupOutput('generic'));
+
+  it('mcp.json is the portable entry `setup generic --npx` prints', async () => {
+    expect(JSON.parse(await read('mcp.json'))).toEqual(generic);
+  });
+
+  it('the README and docs/mcp.md show the portable entry exactly', async () => {
+    for (const file of ['README.md', 'docs/mcp.md']) {
+      const blocks = serverBlocks(await read(file));
+      expect(blocks.length, file).toBeGreaterThan(0);
+      for (const block of blocks) {
+        const entry = (block as { mcpServers: Record<string, unknown> }).mcpServers['agent-context'];
+        if ((entry as { command?: string }).command === 'npx') expect(block, file).toEqual(generic);
+      }
+    }
+    const readme = await read('README.md');
+    expect(readme).toContain('npx -y agent-context setup claude-desktop --write');
+  });
+
+  it("docs/mcp.md's Claude Code and VS Code lines are setup's", async () => {
+    const mcp = await read('docs/mcp.md');
+    expect(mcp).toContain(portableSetupOutput('claude-code').trim());
+    const vscode = JSON.parse(portableSetupOutput('vscode')).servers['agent-context'];
+    expect(mcp).toContain(JSON.stringify(vscode).replaceAll(',', ', ').replaceAll(':', ': ').slice(1, -1));
+  });
+
+  it('every Inspector command pins the version the test suite runs', async () => {
+    const pinned = JSON.parse(await read('package.json')).devDependencies['@modelcontextprotocol/inspector'];
+    for (const file of ['README.md', 'docs/mcp.md']) {
+      const text = await read(file);
+      const uses = [...text.matchAll(/@modelcontextprotocol\/inspector(@[\w.-]+)?/g)].map((m) => m[1]);
+      expect(uses.length, file).toBeGreaterThan(0);
+      for (const version of uses) expect(version, file).toBe(`@${pinned}`);
+    }
+  });
+});

@@ -1,0 +1,205 @@
+/**
+ * The official MCP Inspector CLI (the pinned dev dependency) drives the built server as a user would:
+ * over stdio (`agent-context mcp`, the local agent) it lists the six tools, stores a memory, reads the
+ * ac://account resource and exits 5 with the error body on a failing call; over Streamable HTTP
+ * (`agent-context serve`, a key registered over REST in X-API-Key) it lists, stores and reads the account.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, type SpawnedServer, spawnServe } from '../helpers/spawn-serve.js';
+import { request } from '../helpers/test-server.js';
+
+/** The Inspector's launcher, run with this Node (`npx @modelcontextprotocol/inspector@2.12.0` in the docs). */
+const INSPECTOR = path.resolve(
+  'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js',
+);
+
+const TOOLS = [
+  'memory_store',
+  'memory_retrieve',
+  'memory_delete',
+  'memory_search',
+  'data_fetch',
+  'account_info',
+];
+
+interface InspectorRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout parsed (`--format json` prints one JSON object). */
+  json: any;
+}
+
+/** Runs `inspector --cli <args> --format json` with HOME in `home`, so nothing lands in the real one. */
+function inspector(args: string[], home: string): Promise<InspectorRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [INSPECTOR, '--cli', ...args, '--format', 'json'], {
+      env: { ...process.env, HOME: home, MCP_CATALOG_PATH: path.join(home, 'catalog.json') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      let json: unknown;
+      try {
+        json = JSON.parse(stdout);
+      } catch {
+        json = undefined;
+      }
+      resolve({ code, stdout, stderr, json });
+    });
+  });
+}
+
+/** The JSON in a tool result's first text block. */
+function toolText(result: any): any {
+  return JSON.parse(result.content[0].text);
+}
+
+describe('the MCP Inspector CLI against agent-context mcp (stdio)', () => {
+  let root: string;
+  /** `<node> dist/cli.js mcp -e DATA_DIR=… -e HOME=…`: the server, as the Inspector is told to start it. */
+  let target: string[];
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'ac-inspector-stdio-'));
+    target = [
+      process.execPath,
+      CLI,
+      'mcp',
+      '-e',
+      `DATA_DIR=${path.join(root, 'store')}`,
+      '-e',
+      `HOME=${root}`,
+    ];
+  });
+  afterAll(() => rm(root, { recursive: true, force: true }));
+
+  it('lists the tools, stores a memory, reads ac://account, and exits 5 with the body of a failing call', async () => {
+    const list = await inspector([...target, '--method', 'tools/list'], root);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.json.result.tools.map((t: { name: string }) => t.name).sort()).toEqual([...TOOLS].sort());
+
+    const stored = await inspector(
+      [
+        ...target,
+        '--method',
+        'tools/call',
+        '--tool-name',
+        'memory_store',
+        '--tool-arg',
+        'memory_key=greeting',
+        'memory_value=hello',
+      ],
+      root,
+    );
+    expect(stored.code, stored.stderr).toBe(0);
+    expect(stored.json.result.isError).toBeFalsy();
+    expect(toolText(stored.json.result)).toMatchObject({
+      success: true,
+      memory: { memory_key: 'greeting', memory_value: 'hello' },
+      cost_cents: 1,
+      credit_balance_cents: 50,
+    });
+
+    const account = await inspector([...target, '--method', 'resources/read', '--uri', 'ac://account'], root);
+    expect(account.code, account.stderr).toBe(0);
+    const contents = account.json.result.contents[0];
+    expect(contents).toMatchObject({ uri: 'ac://account', mimeType: 'application/json' });
+    const body = JSON.parse(contents.text);
+    expect(body).toMatchObject({ plan: 'unlimited', credit_balance_cents: 50 });
+    expect(body.recent_transactions[0]).toMatchObject({
+      operation: 'memory_store',
+      cost_cents: 1,
+      amount_cents: 0,
+      memory_key: 'greeting',
+    });
+
+    const missing = await inspector(
+      [
+        ...target,
+        '--method',
+        'tools/call',
+        '--tool-name',
+        'memory_retrieve',
+        '--tool-arg',
+        'memory_key=nope',
+      ],
+      root,
+    );
+    expect(missing.code, missing.stderr).toBe(5);
+    expect(missing.json.result.isError).toBe(true);
+    expect(toolText(missing.json.result)).toMatchObject({ code: 'not_found', memory_key: 'nope' });
+  });
+});
+
+describe('the MCP Inspector CLI against agent-context serve (Streamable HTTP)', () => {
+  let root: string;
+  let server: SpawnedServer;
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'ac-inspector-http-'));
+    server = await spawnServe({ DATA_DIR: path.join(root, 'store'), HOME: root });
+  });
+  afterAll(async () => {
+    if (server && server.child.exitCode === null) {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('with the key in X-API-Key: lists the tools, stores a memory (charged), reads ac://account', async () => {
+    const reg = await request(server.url, 'POST', '/api/ac/register', {
+      body: { email: 'inspector@example.com' },
+    });
+    expect(reg.status, reg.text).toBe(200);
+    const key = reg.body.agent_key as string;
+    const target = [`${server.url}/mcp`, '--transport', 'http', '--header', `X-API-Key: ${key}`];
+
+    const list = await inspector([...target, '--method', 'tools/list'], root);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.json.result.tools.map((t: { name: string }) => t.name).sort()).toEqual([...TOOLS].sort());
+
+    const stored = await inspector(
+      [
+        ...target,
+        '--method',
+        'tools/call',
+        '--tool-name',
+        'memory_store',
+        '--tool-arg',
+        'memory_key=greeting',
+        'memory_value=hello',
+      ],
+      root,
+    );
+    expect(stored.code, stored.stderr).toBe(0);
+    expect(toolText(stored.json.result)).toMatchObject({
+      success: true,
+      cost_cents: 1,
+      credit_balance_cents: 49,
+    });
+
+    const account = await inspector([...target, '--method', 'resources/read', '--uri', 'ac://account'], root);
+    expect(account.code, account.stderr).toBe(0);
+    expect(JSON.parse(account.json.result.contents[0].text)).toMatchObject({
+      email: 'inspector@example.com',
+      plan: 'pay-as-you-go',
+      credit_balance_cents: 49,
+    });
+
+    // The same balance over REST: one ledger behind both faces.
+    const rest = await request(server.url, 'GET', '/api/ac/account', { key });
+    expect(rest.body).toMatchObject({ credit_balance_cents: 49 });
+  });
+});
