@@ -236,7 +236,10 @@ export async function startMcpBridge(options: BridgeOptions): Promise<Bridge> {
   client.onclose = () => finish('the client closed the connection');
   await server.start();
   await client.start();
-  logger.info({ server: base }, `MCP bridge: relaying to ${endpoint.href}`);
+  logger.info(
+    { server: base, dataDir: options.dataDir },
+    `store: ${options.dataDir}, held by the server at ${base}; MCP bridge: relaying to ${endpoint.href}`,
+  );
 
   return {
     ended,
