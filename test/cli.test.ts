@@ -1,28 +1,14 @@
 /** The agent-context command as users run it: `serve` from dist/, `credits add`, bad configuration. */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ProcessRun, runProcess } from './helpers/run-process.js';
 import { CLI, spawnServe } from './helpers/spawn-serve.js';
 import { request } from './helpers/test-server.js';
 
-function run(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
+function run(args: string[], env: Record<string, string>): Promise<ProcessRun> {
+  return runProcess(process.execPath, [CLI, ...args], { ...process.env, ...env });
 }
 
 describe('agent-context CLI', () => {

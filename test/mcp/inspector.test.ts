@@ -4,11 +4,11 @@
  * ac://account resource and exits 5 with the error body on a failing call; over Streamable HTTP
  * (`agent-context serve`, a key registered over REST in X-API-Key) it lists, stores and reads the account.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ProcessRun, runProcess } from '../helpers/run-process.js';
 import { CLI, type SpawnedServer, spawnServe } from '../helpers/spawn-serve.js';
 import { request } from '../helpers/test-server.js';
 
@@ -26,40 +26,48 @@ const TOOLS = [
   'account_info',
 ];
 
-interface InspectorRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
+interface InspectorRun extends ProcessRun {
   /** stdout parsed (`--format json` prints one JSON object). */
   json: any;
 }
 
 /** Runs `inspector --cli <args> --format json` with HOME in `home`, so nothing lands in the real one. */
-function inspector(args: string[], home: string): Promise<InspectorRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [INSPECTOR, '--cli', ...args, '--format', 'json'], {
-      env: { ...process.env, HOME: home, MCP_CATALOG_PATH: path.join(home, 'catalog.json') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => {
-      let json: unknown;
-      try {
-        json = JSON.parse(stdout);
-      } catch {
-        json = undefined;
-      }
-      resolve({ code, stdout, stderr, json });
-    });
+async function inspector(args: string[], home: string): Promise<InspectorRun> {
+  const run = await runProcess(process.execPath, [INSPECTOR, '--cli', ...args, '--format', 'json'], {
+    ...process.env,
+    HOME: home,
+    MCP_CATALOG_PATH: path.join(home, 'catalog.json'),
   });
+  let json: unknown;
+  try {
+    json = JSON.parse(run.stdout);
+  } catch {
+    json = undefined;
+  }
+  return { ...run, json };
+}
+
+/** Lists the tools and stores greeting=hello through `target`; returns the store's result. */
+async function listAndStore(target: string[], home: string): Promise<any> {
+  const list = await inspector([...target, '--method', 'tools/list'], home);
+  expect(list.code, list.stderr).toBe(0);
+  expect(list.json.result.tools.map((t: { name: string }) => t.name).sort()).toEqual([...TOOLS].sort());
+  const stored = await inspector(
+    [
+      ...target,
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'memory_store',
+      '--tool-arg',
+      'memory_key=greeting',
+      'memory_value=hello',
+    ],
+    home,
+  );
+  expect(stored.code, stored.stderr).toBe(0);
+  expect(stored.json.result.isError).toBeFalsy();
+  return toolText(stored.json.result);
 }
 
 /** The JSON in a tool result's first text block. */
@@ -86,26 +94,7 @@ describe('the MCP Inspector CLI against agent-context mcp (stdio)', () => {
   afterAll(() => rm(root, { recursive: true, force: true }));
 
   it('lists the tools, stores a memory, reads ac://account, and exits 5 with the body of a failing call', async () => {
-    const list = await inspector([...target, '--method', 'tools/list'], root);
-    expect(list.code, list.stderr).toBe(0);
-    expect(list.json.result.tools.map((t: { name: string }) => t.name).sort()).toEqual([...TOOLS].sort());
-
-    const stored = await inspector(
-      [
-        ...target,
-        '--method',
-        'tools/call',
-        '--tool-name',
-        'memory_store',
-        '--tool-arg',
-        'memory_key=greeting',
-        'memory_value=hello',
-      ],
-      root,
-    );
-    expect(stored.code, stored.stderr).toBe(0);
-    expect(stored.json.result.isError).toBeFalsy();
-    expect(toolText(stored.json.result)).toMatchObject({
+    expect(await listAndStore(target, root)).toMatchObject({
       success: true,
       memory: { memory_key: 'greeting', memory_value: 'hello' },
       cost_cents: 1,
@@ -166,25 +155,7 @@ describe('the MCP Inspector CLI against agent-context serve (Streamable HTTP)', 
     const key = reg.body.agent_key as string;
     const target = [`${server.url}/mcp`, '--transport', 'http', '--header', `X-API-Key: ${key}`];
 
-    const list = await inspector([...target, '--method', 'tools/list'], root);
-    expect(list.code, list.stderr).toBe(0);
-    expect(list.json.result.tools.map((t: { name: string }) => t.name).sort()).toEqual([...TOOLS].sort());
-
-    const stored = await inspector(
-      [
-        ...target,
-        '--method',
-        'tools/call',
-        '--tool-name',
-        'memory_store',
-        '--tool-arg',
-        'memory_key=greeting',
-        'memory_value=hello',
-      ],
-      root,
-    );
-    expect(stored.code, stored.stderr).toBe(0);
-    expect(toolText(stored.json.result)).toMatchObject({
+    expect(await listAndStore(target, root)).toMatchObject({
       success: true,
       cost_cents: 1,
       credit_balance_cents: 49,
