@@ -25,6 +25,10 @@ function positiveInt(value: string): number {
   return n;
 }
 
+function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/u.test(host);
+}
+
 function fail(err: unknown): never {
   const known = err instanceof ConfigError || err instanceof StoreOpenError || err instanceof AppError;
   if (known) process.stderr.write(`agent-context: ${(err as Error).message}\n`);
@@ -72,10 +76,13 @@ program
     };
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGTERM', () => stop('SIGTERM'));
-    // The store owner's own agent, which `agent-context mcp` uses through this server.
-    await ensureLocalAgent(running.service.core, config.dataDir).catch((err) =>
-      running.service.logger.warn({ err }, 'the local agent could not be made ready'),
-    );
+    // On a loopback address this is the store owner's own server: make sure their local agent exists, for
+    // `agent-context mcp` to relay as. A server on a public address makes no unlimited account by itself.
+    if (isLoopbackHost(config.host)) {
+      await ensureLocalAgent(running.service.core, config.dataDir).catch((err) =>
+        running.service.logger.warn({ err }, 'the local agent could not be made ready'),
+      );
+    }
   });
 
 program

@@ -147,6 +147,33 @@ describe('agent-context CLI', () => {
     expect(res.stderr).not.toMatch(/at .+\.js:\d+/);
   });
 
+  it('refuses a port in use with a sentence, not a stack trace', async () => {
+    const server = await spawnServe({ DATA_DIR: dataDir });
+    try {
+      const port = new URL(server.url).port;
+      const dir = await mkdtemp(path.join(tmpdir(), 'ac-cli-port-'));
+      const res = await run(['serve', '--port', port], { DATA_DIR: dir });
+      await rm(dir, { recursive: true, force: true });
+      expect(res.code).toBe(1);
+      expect(res.stderr).toContain(`Cannot listen on 127.0.0.1:${port} (EADDRINUSE)`);
+      expect(res.stderr).not.toMatch(/at .+\.js:\d+/);
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+  });
+
+  it('setup takes --data-dir before or after the command, as every command does', async () => {
+    for (const args of [
+      ['setup', 'generic', '--data-dir', dataDir],
+      ['--data-dir', dataDir, 'setup', 'generic'],
+    ]) {
+      const res = await run(args, {});
+      expect(res.code, res.stderr).toBe(0);
+      expect(JSON.parse(res.stdout).mcpServers['agent-context'].env).toEqual({ DATA_DIR: dataDir });
+    }
+  });
+
   it('prints help', async () => {
     const res = await run(['--help'], {});
     expect(res.code).toBe(0);

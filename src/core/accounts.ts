@@ -172,15 +172,10 @@ function toTransactionView(entry: LedgerEntry) {
     operation: entry.operation,
     amount_cents: entry.amountCents,
     balance_after_cents: entry.balanceAfterCents,
-    ...(isCharge(entry) ? { cost_cents: costOf(entry) } : {}),
+    ...(costOf(entry) > 0 ? { cost_cents: costOf(entry) } : {}),
     ...(entry.plan === undefined ? {} : { plan: entry.plan }),
     ...(entry.memoryKey === undefined ? {} : { memory_key: entry.memoryKey }),
     ...(entry.queryType === undefined ? {} : { query_type: entry.queryType }),
     ...(entry.query === undefined ? {} : { query: entry.query }),
   };
-}
-
-/** A charge for an operation, as opposed to a credit or a plan change. */
-function isCharge(entry: LedgerEntry): boolean {
-  return entry.costCents !== undefined || entry.amountCents < 0;
 }

@@ -115,11 +115,7 @@ export function createLedger(
       balanceAfterCents: account.balanceCents + amountCents,
       ...extra,
     };
-    const updated = {
-      ...account,
-      balanceCents: entry.balanceAfterCents,
-      ...(extra.plan ? { plan: extra.plan } : {}),
-    };
+    const updated = { ...account, balanceCents: entry.balanceAfterCents };
     await tx.appendLedger(entry);
     await tx.putAccount(updated);
     return updated;
@@ -147,7 +143,7 @@ export function createLedger(
   /** Moves the account to `plan`, as a `plan_change` entry of amount 0; no entry when it is on it already. */
   async function changePlan(tx: StoreTx, account: Account, plan: Plan): Promise<Account> {
     if (account.plan === plan) return account;
-    return appendEntry(tx, account, 0, 'plan_change', { plan });
+    return appendEntry(tx, { ...account, plan }, 0, 'plan_change', { plan });
   }
 
   /**

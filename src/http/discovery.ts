@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { RestOperation } from '../core/operations.js';
 import { PRICES, SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
+import { PING_PATH } from '../server-paths.js';
 import { buildLlmsTxt } from './llms-txt.js';
 import { buildOpenApi } from './openapi.js';
 
@@ -88,7 +89,7 @@ export function agentFacing(operations: readonly RestOperation[]): RestOperation
 export const DOCUMENTS: readonly DocumentRoute[] = [
   {
     name: 'ping',
-    path: '/api/ac/ping',
+    path: PING_PATH,
     summary: 'Health, version, pricing and the map of operations. Free, no key.',
     output: PingOutput,
     render: ({ operations, documents }): z.input<typeof PingOutput> => {

@@ -4,7 +4,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Config } from '../config.js';
+import { type Config, ConfigError } from '../config.js';
 import { type McpHttp, mountMcpHttp } from '../mcp/mcp-http.js';
 import { openService, type Service, type ServiceOptions } from '../service.js';
 import { answerClientErrorsWithJson } from './client-error.js';
@@ -70,6 +70,15 @@ export async function startServer(config: Readonly<Config>, options: ServiceOpti
     });
   } catch (err) {
     await service.close();
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EADDRNOTAVAIL' || code === 'EACCES') {
+      throw new ConfigError(
+        `Cannot listen on ${config.host}:${config.port} (${code}): ` +
+          (code === 'EADDRINUSE'
+            ? 'another program uses that port; stop it, or choose another with PORT or --port.'
+            : 'choose another address or port with HOST/--host and PORT/--port.'),
+      );
+    }
     throw err;
   }
   const { port } = server.address() as AddressInfo;

@@ -5,9 +5,10 @@
  * resources, prompts and errors are the server's own. The relay keeps no state of the conversation beyond
  * the client's initialize request, which it replays when the server has expired the session.
  *
- * When the server goes away, each request waiting on it gets an answer that says so (an isError tool result,
- * or a JSON-RPC error for other requests), and the bridge ends cleanly; the client's next start opens the
- * store directly.
+ * Every request the client sends gets exactly one answer: the server's, or one the bridge words (see
+ * bridge-answers.ts) when the server is gone, lost the session under it, or refused it at the HTTP level.
+ * When the server goes away the bridge ends cleanly, after answering; the client's next start opens the
+ * store directly. It only ever talks to the process that holds the store (`stillHeld`).
  */
 import {
   StreamableHTTPClientTransport,
@@ -21,24 +22,27 @@ import {
   type JSONRPCMessage,
   type JSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
-import { AppError } from '../core/errors.js';
 import type { Logger } from '../logger.js';
 import { reachableUrl } from '../store/data-dir-lock.js';
-import { toolFailure } from './tool-results.js';
+import { refusedAnswer, serverGoneMessage, sessionLostMessage, unavailableAnswer } from './bridge-answers.js';
 
-/** The JSON-RPC error code of a request the bridge could not relay (implementation-defined range). */
-const RELAY_FAILED = -32002;
-/** How long a liveness check of the server may take. */
-const PING_TIMEOUT_MS = 2_000;
+/** How long a liveness check of the server, or a renewal of the session, may take. */
+const CHECK_TIMEOUT_MS = 2_000;
+const RENEW_TIMEOUT_MS = 10_000;
 
 export interface BridgeOptions {
   /** The server's base URL, from the DATA_DIR lock (e.g. `http://127.0.0.1:8787`). */
   serverUrl: string;
-  /** The MCP endpoint path on it. */
+  /** The MCP endpoint and the ping path on it. */
   mcpPath: string;
+  pingPath: string;
   /** The API key the bridge presents: AC_API_KEY, else the local agent's. */
   key: string;
   dataDir: string;
+  /** Whether the lock still names the server the bridge started with (not another process on its port). */
+  stillHeld(): Promise<boolean>;
+  /** At close, how long answers still due may take. */
+  shutdownTimeoutMs: number;
   logger: Logger;
   /** The client side: stdio in production. */
   client: Transport;
@@ -47,22 +51,39 @@ export interface BridgeOptions {
 export interface Bridge {
   /** Resolves once the bridge has ended: the client went away, or the server did. */
   ended: Promise<{ reason: string }>;
+  /** Waits (at most the shutdown timeout) for the answers still due, then ends the session. */
   close(reason: string): Promise<void>;
+}
+
+/** The server went away, or is no longer the one that holds the store: `why` says which. */
+class ServerGone extends Error {
+  constructor(readonly why: string) {
+    super(why);
+  }
+}
+
+/** `promise`, or undefined once `ms` have passed. */
+function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 export async function startMcpBridge(options: BridgeOptions): Promise<Bridge> {
   const { client, logger } = options;
   const base = reachableUrl(options.serverUrl);
   const endpoint = new URL(options.mcpPath, base);
-  let server: StreamableHTTPClientTransport = connectServer();
+  let server = connectServer();
   /** The client's initialize request, replayed when the server has forgotten the session. */
   let initialize: JSONRPCRequest | undefined;
-  let protocolVersion: string | undefined;
   /** Requests relayed and not yet answered, by id. */
   const pending = new Map<string | number, JSONRPCRequest>();
-  /** Messages go to the server one after another, so that a re-initialization holds the rest back. */
+  let settled: (() => void) | undefined;
+  /** Messages go to the server one after another, so that a session renewal holds the rest back. */
   let queue: Promise<void> = Promise.resolve();
-  let reinitCount = 0;
+  let renewals = 0;
   /** Why the server is gone, once it is. */
   let gone: string | undefined;
   let ending = false;
@@ -76,7 +97,7 @@ export async function startMcpBridge(options: BridgeOptions): Promise<Bridge> {
       requestInit: { headers: { 'X-API-Key': options.key } },
     });
     transport.onmessage = (message) => void fromServer(message);
-    // A broken event stream may mean the server stopped: check, and end if so.
+    // A broken event stream may mean the server stopped: check, and say so if it did.
     transport.onerror = (err) => {
       logger.debug({ err }, 'MCP bridge: server transport error');
       void checkServer();
@@ -84,53 +105,77 @@ export async function startMcpBridge(options: BridgeOptions): Promise<Bridge> {
     return transport;
   }
 
-  async function fromServer(message: JSONRPCMessage): Promise<void> {
-    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
-      const id = message.id;
-      if (typeof id === 'string' && id.startsWith('bridge-reinit-')) return; // our own initialize
-      if (id !== undefined) {
-        const request = pending.get(id);
-        pending.delete(id);
-        if (request?.method === 'initialize' && isJSONRPCResultResponse(message)) {
-          protocolVersion = String(message.result.protocolVersion);
-          server.setProtocolVersion(protocolVersion);
-        }
-      }
-    }
+  function settle(id: string | number): JSONRPCRequest | undefined {
+    const request = pending.get(id);
+    pending.delete(id);
+    if (pending.size === 0) settled?.();
+    return request;
+  }
+
+  /** Sends the client the answer to a request still due; an answer to one no longer due is dropped. */
+  async function answer(message: JSONRPCMessage): Promise<void> {
+    if (!(isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message))) return;
+    if (message.id === undefined || !settle(message.id)) return;
     await client.send(message).catch(() => undefined);
   }
 
-  /** Starts a new session with the client's own initialize request, before anything else is relayed. */
-  async function reinitialize(): Promise<void> {
+  async function fromServer(message: JSONRPCMessage): Promise<void> {
+    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
+      if (message.id !== undefined && pending.get(message.id)?.method === 'initialize') {
+        if (isJSONRPCResultResponse(message))
+          server.setProtocolVersion(String(message.result.protocolVersion));
+      }
+      return answer(message);
+    }
+    await client.send(message).catch(() => undefined); // notifications and requests of the server
+  }
+
+  /**
+   * Starts a new session with the client's own initialize request. Requests on the lost session other than
+   * `retrying` will get no answer from the server: they are answered here.
+   */
+  async function renewSession(retrying: JSONRPCMessage): Promise<void> {
     if (!initialize) throw new Error('no session to renew');
+    if (!(await options.stillHeld())) throw new ServerGone('it gave up the store');
+    for (const request of [...pending.values()]) {
+      if (request !== retrying) await answer(unavailableAnswer(request, sessionLostMessage(base)));
+    }
+    const protocolVersion = server.protocolVersion;
     await server.close().catch(() => undefined);
     server = connectServer();
     await server.start();
-    const id = `bridge-reinit-${++reinitCount}`;
-    const answered = new Promise<void>((resolve, reject) => {
-      const previous = server.onmessage;
+    const id = `bridge-renew-${++renewals}`;
+    const replied = new Promise<void>((resolve, reject) => {
+      const relayAll = server.onmessage;
       server.onmessage = (message) => {
         if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id === id) {
-          server.onmessage = previous;
+          server.onmessage = relayAll;
           if (isJSONRPCErrorResponse(message)) reject(new Error(message.error.message));
           else resolve();
           return;
         }
-        previous?.(message);
+        relayAll?.(message);
       };
     });
     await server.send({ ...initialize, id });
-    await answered;
+    if (
+      (await within(
+        replied.then(() => true),
+        RENEW_TIMEOUT_MS,
+      )) !== true
+    ) {
+      throw new ServerGone('it did not answer a new initialize');
+    }
     if (protocolVersion) server.setProtocolVersion(protocolVersion);
     await server.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    logger.info('MCP bridge: the server had expired the session; a new one was started');
+    logger.info('MCP bridge: the server had lost the session; a new one was started');
   }
 
   async function relay(message: JSONRPCMessage): Promise<void> {
     if (gone !== undefined) {
       // The server went away while nothing was waiting: say so in this answer, then end.
       if (!isJSONRPCRequest(message)) return;
-      await answerUnavailable(message, serverGoneMessage(gone, false));
+      await client.send(unavailableAnswer(message, serverGoneMessage(base, options.dataDir, gone, false)));
       return finish(`the server ${gone}`);
     }
     if (ending) return;
@@ -143,33 +188,24 @@ export async function startMcpBridge(options: BridgeOptions): Promise<Bridge> {
     } catch (err) {
       if (err instanceof StreamableHTTPError && err.code === 404 && initialize && message !== initialize) {
         try {
-          await reinitialize();
+          await renewSession(message);
           await server.send(message);
           return;
-        } catch (retryErr) {
-          return failed(message, retryErr);
+        } catch (renewErr) {
+          return failed(message, renewErr);
         }
       }
       return failed(message, err);
     }
   }
 
-  /** A message the server did not take: its answer is an HTTP error, or the server is gone. */
+  /** A message the server did not take: it refused it at the HTTP level, or it is gone. */
   async function failed(message: JSONRPCMessage, err: unknown): Promise<void> {
     if (!(err instanceof StreamableHTTPError)) {
       logger.info({ err }, 'MCP bridge: the server cannot be reached');
-      return serverGone('it cannot be reached', message);
+      return serverGone(err instanceof ServerGone ? err.why : 'it cannot be reached', message);
     }
-    if (!isJSONRPCRequest(message)) return;
-    pending.delete(message.id);
-    const relayed = relayedError(err);
-    await client
-      .send({
-        jsonrpc: '2.0',
-        id: message.id,
-        error: relayed ?? { code: RELAY_FAILED, message: err.message },
-      })
-      .catch(() => undefined);
+    if (isJSONRPCRequest(message)) await answer(refusedAnswer(message, err));
   }
 
   /**
@@ -179,12 +215,12 @@ export async function startMcpBridge(options: BridgeOptions): Promise<Bridge> {
   async function serverGone(why: string, refused?: JSONRPCMessage): Promise<void> {
     if (ending || gone !== undefined) return;
     gone = why;
+    await server.close().catch(() => undefined); // no late answer after ours
     const waiting = [...pending.values()];
-    pending.clear();
     for (const request of waiting) {
-      await answerUnavailable(request, serverGoneMessage(why, request !== refused));
+      const text = serverGoneMessage(base, options.dataDir, why, request !== refused);
+      await answer(unavailableAnswer(request, text));
     }
-    await server.close().catch(() => undefined);
     if (waiting.length > 0) finish(`the server ${why}`);
   }
 
@@ -194,44 +230,22 @@ export async function startMcpBridge(options: BridgeOptions): Promise<Bridge> {
     end({ reason });
   }
 
-  function serverGoneMessage(why: string, inFlight: boolean): string {
-    const outcome = inFlight
-      ? 'This call may or may not have been done; check before repeating it.'
-      : 'This call was not done.';
-    return (
-      `The agent-context server at ${base}, which this MCP connection went through, has stopped (${why}). ` +
-      `${outcome} Restart the agent-context MCP server in your client (or the client itself): it will open ` +
-      `the store in ${options.dataDir} directly, or go through a server again if one runs.`
-    );
-  }
-
-  async function answerUnavailable(message: JSONRPCMessage, text: string): Promise<void> {
-    if (!isJSONRPCRequest(message)) return;
-    const error = new AppError('unavailable', text);
-    const answer: JSONRPCMessage =
-      message.method === 'tools/call'
-        ? { jsonrpc: '2.0', id: message.id, result: toolFailure(error) }
-        : {
-            jsonrpc: '2.0',
-            id: message.id,
-            error: { code: RELAY_FAILED, message: text, data: error.toBody() },
-          };
-    await client.send(answer).catch(() => undefined);
-  }
-
   async function checkServer(): Promise<void> {
     if (ending || gone !== undefined) return;
-    const alive = await fetch(new URL('/api/ac/ping', base), { signal: AbortSignal.timeout(PING_TIMEOUT_MS) })
+    const alive = await fetch(new URL(options.pingPath, base), {
+      signal: AbortSignal.timeout(CHECK_TIMEOUT_MS),
+    })
       .then((res) => res.ok)
       .catch(() => false);
-    if (!alive) {
-      logger.info({ server: base }, 'MCP bridge: the server no longer answers');
-      await serverGone('it no longer answers');
-    }
+    if (alive && (await options.stillHeld())) return;
+    logger.info({ server: base }, 'MCP bridge: the server no longer answers');
+    await serverGone(alive ? 'it gave up the store' : 'it no longer answers');
   }
 
   client.onmessage = (message) => {
-    queue = queue.then(() => relay(message));
+    queue = queue
+      .then(() => relay(message))
+      .catch((err) => logger.error({ err }, 'MCP bridge: a message could not be relayed'));
   };
   client.onclose = () => finish('the client closed the connection');
   await server.start();
@@ -245,29 +259,20 @@ export async function startMcpBridge(options: BridgeOptions): Promise<Bridge> {
     ended,
     close: async (reason) => {
       finish(reason);
-      await queue.catch(() => undefined);
-      await server.terminateSession().catch(() => undefined);
+      const drained = new Promise<void>((resolve) => {
+        settled = resolve;
+        if (pending.size === 0) resolve();
+      });
+      await within(
+        queue.then(() => drained),
+        options.shutdownTimeoutMs,
+      );
+      if (gone === undefined)
+        await within(
+          server.terminateSession().catch(() => undefined),
+          CHECK_TIMEOUT_MS,
+        );
       await server.close().catch(() => undefined);
     },
   };
-}
-
-/** The JSON-RPC error the server sent with an HTTP error status, when its body holds one. */
-function relayedError(
-  err: StreamableHTTPError,
-): { code: number; message: string; data?: unknown } | undefined {
-  const text = err.message.replace(/^Streamable HTTP error: Error POSTing to endpoint: /u, '');
-  try {
-    const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown; data?: unknown } };
-    if (typeof body.error?.code === 'number' && typeof body.error.message === 'string') {
-      return {
-        code: body.error.code,
-        message: body.error.message,
-        ...(body.error.data === undefined ? {} : { data: body.error.data }),
-      };
-    }
-  } catch {
-    // not JSON: the caller words it
-  }
-  return undefined;
 }

@@ -17,8 +17,8 @@ import { toAppError } from '../core/errors.js';
 import { httpError } from '../http/error-handler.js';
 import { requestKey } from '../http/request-key.js';
 import { requestLogger } from '../http/request-log.js';
+import { MCP_PATH } from '../server-paths.js';
 import { createMcpServer, type McpServerDeps } from './create-mcp-server.js';
-import { MCP_PATH } from './mcp-path.js';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 

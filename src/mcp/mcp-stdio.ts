@@ -19,13 +19,13 @@ import { DEFAULT_LIMITS } from '../core/limits.js';
 import { createOperations } from '../core/operations.js';
 import { ensureLocalAgent, readLocalAgentKey } from '../local-agent.js';
 import type { Logger } from '../logger.js';
+import { MCP_PATH, PING_PATH } from '../server-paths.js';
 import { openService, type Service } from '../service.js';
-import { DataDirLockedError } from '../store/data-dir-lock.js';
-import { StoreOpenError } from '../store/store-open-error.js';
+import { DataDirLockedError, type LockHolder, readLockHolder } from '../store/data-dir-lock.js';
+import { dataDirAccessError, StoreOpenError } from '../store/store-open-error.js';
 import { unavailableStore } from '../store/unavailable-store.js';
 import { createMcpServer } from './create-mcp-server.js';
 import { startMcpBridge } from './mcp-bridge.js';
-import { MCP_PATH } from './mcp-path.js';
 
 /** Counts the requests received on `transport` and not yet answered; call after connecting it. */
 function trackRequests(transport: Transport): { settled(timeoutMs: number): Promise<void> } {
@@ -66,32 +66,25 @@ export async function runStdioServer(config: Readonly<Config> | Error, logger: L
   if (config instanceof Error) return serveUnavailable(config.message, undefined, logger);
   let service: Service;
   try {
-    service = await openService(config, { command: 'mcp', logger });
+    service = await openServiceOrServer(config, logger);
   } catch (err) {
     if (err instanceof DataDirLockedError && err.holder.url) {
-      return bridgeTo(err.holder.url, config, logger);
+      return bridgeTo(err.holder, config, logger);
     }
-    if (err instanceof StoreOpenError) return serveUnavailable(err.message, config, logger);
-    logger.error({ err }, 'the store could not be opened');
-    return serveUnavailable(
-      `The store in ${config.dataDir} could not be opened: ${(err as Error)?.message ?? String(err)}. ` +
-        'The server log (stderr) has the details.',
-      config,
-      logger,
-    );
+    return serveUnavailable(cannotServe(err, config, logger), config, logger);
   }
   let key: string;
   try {
     key = config.apiKey ?? (await ensureLocalAgent(service.core, config.dataDir));
     if (config.apiKey) await service.core.accounts.authenticate(config.apiKey);
   } catch (err) {
-    await service.close();
-    if (!(err instanceof AppError)) throw err;
+    await service.close().catch(() => undefined);
+    const unknownKey = err instanceof AppError && err.code === 'unauthorized';
     return serveUnavailable(
-      err.code === 'unauthorized'
+      unknownKey
         ? `AC_API_KEY is not a key of the store in ${config.dataDir}. Set it to a key registered in this ` +
             'store (or remove it to use the local agent), or set DATA_DIR to the store the key belongs to.'
-        : err.message,
+        : cannotServe(err, config, logger),
       config,
       logger,
     );
@@ -100,6 +93,47 @@ export async function runStdioServer(config: Readonly<Config> | Error, logger: L
     service.close(),
   );
   logger.info({ dataDir: config.dataDir, localAgent: config.apiKey === undefined }, 'MCP stdio server ready');
+}
+
+/** How long `mcp` waits for a server that is starting on the store to say where it listens. */
+const SERVER_START_WAIT_MS = 15_000;
+
+/**
+ * Opens the store; when a server holds it but is still starting (its lock has no URL yet: it replays the
+ * journal before it listens), waits until it says where it listens, and throws the lock error with that
+ * URL, or opens the store if the server went away meanwhile.
+ */
+async function openServiceOrServer(config: Readonly<Config>, logger: Logger): Promise<Service> {
+  const deadline = Date.now() + SERVER_START_WAIT_MS;
+  for (;;) {
+    try {
+      return await openService(config, { command: 'mcp', logger });
+    } catch (err) {
+      if (!(err instanceof DataDirLockedError) || err.holder.url || err.holder.command !== 'serve') throw err;
+      if (Date.now() > deadline) throw err;
+      const holder = await readLockHolder(config.dataDir);
+      if (holder?.url && holder.pid === err.holder.pid) throw new DataDirLockedError(err.dataDir, holder);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
+/** The sentence for a store that cannot be opened or used: a known condition as it is, else the log has it. */
+function cannotServe(err: unknown, config: Readonly<Config>, logger: Logger): string {
+  if (err instanceof StoreOpenError || err instanceof AppError) return err.message;
+  const access = dataDirAccessError(config.dataDir, err);
+  if (access) return access.message;
+  logger.error({ err }, 'the store could not be opened');
+  return (
+    `The store in ${config.dataDir} could not be opened: ${(err as Error)?.message ?? String(err)}. ` +
+    'The server log (stderr) has the details.'
+  );
+}
+
+/** Exits once what was written to stdout has been handed on (a pipe may be asynchronous, as on macOS). */
+function exitWhenFlushed(code: number): void {
+  process.stdout.write('', () => process.exit(code));
+  setTimeout(() => process.exit(code), 1_000).unref();
 }
 
 /** Connects `server` to stdio and stops it (then `cleanup`) when the client goes away or on a signal. */
@@ -117,8 +151,13 @@ async function serve(
       logger.info({ reason }, 'MCP stdio server stopping');
       await requests?.settled(shutdownTimeoutMs);
       await server.close().catch(() => undefined);
-      await cleanup();
-      process.exit(0);
+      try {
+        await cleanup();
+      } catch (err) {
+        logger.error({ err }, 'the store could not be closed cleanly');
+        return exitWhenFlushed(1);
+      }
+      exitWhenFlushed(0);
     })();
     return closing;
   };
@@ -158,12 +197,19 @@ async function serveUnavailable(
 }
 
 /** Relays the client to the server that holds the store, as the same agent. */
-async function bridgeTo(serverUrl: string, config: Readonly<Config>, logger: Logger): Promise<void> {
-  const key = config.apiKey ?? (await readLocalAgentKey(config.dataDir));
+async function bridgeTo(holder: LockHolder, config: Readonly<Config>, logger: Logger): Promise<void> {
+  const serverUrl = holder.url as string;
+  let key: string | undefined;
+  try {
+    key = config.apiKey ?? (await readLocalAgentKey(config.dataDir));
+  } catch (err) {
+    return serveUnavailable(cannotServe(err, config, logger), config, logger);
+  }
   if (key === undefined) {
     return serveUnavailable(
-      `The store in ${config.dataDir} is held by the agent-context server at ${serverUrl}, and it has no local ` +
-        'agent yet. Restart that server (it creates one at start), or set AC_API_KEY to a key of that server.',
+      `The store in ${config.dataDir} is held by the agent-context server at ${serverUrl}, which has no local ` +
+        'agent (a server listening on a loopback address makes one at start). Set AC_API_KEY to a key of that ' +
+        'server, or stop it so that this server opens the store itself.',
       config,
       logger,
     );
@@ -171,15 +217,26 @@ async function bridgeTo(serverUrl: string, config: Readonly<Config>, logger: Log
   const bridge = await startMcpBridge({
     serverUrl,
     mcpPath: MCP_PATH,
+    pingPath: PING_PATH,
     key,
     dataDir: config.dataDir,
+    stillHeld: async () => {
+      const now = await readLockHolder(config.dataDir);
+      return now?.pid === holder.pid && now.url === holder.url;
+    },
+    shutdownTimeoutMs: config.shutdownTimeoutMs,
     logger,
     client: new StdioServerTransport(),
   });
-  onClientGone((reason) => bridge.close(reason).then(() => process.exit(0)));
-  void bridge.ended.then(async ({ reason }) => {
-    logger.info({ reason }, 'MCP bridge ended');
-    await bridge.close(reason);
-    process.exit(0);
-  });
+  let stopping = false;
+  const stop = (reason: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ reason }, 'MCP bridge ending');
+    // However the server behaves, the process ends within the shutdown timeout and a little more.
+    setTimeout(() => exitWhenFlushed(0), config.shutdownTimeoutMs + 3_000).unref();
+    void bridge.close(reason).then(() => exitWhenFlushed(0));
+  };
+  onClientGone(stop);
+  void bridge.ended.then(({ reason }) => stop(reason));
 }

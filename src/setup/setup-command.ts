@@ -149,8 +149,10 @@ export function setupCommand(ctx: SetupContext): Command {
     .option('--data-dir <dir>', 'run the server with DATA_DIR set to this directory')
     .configureOutput({ writeOut: ctx.stdout, writeErr: ctx.stderr })
     .action(async (client: string, options: SetupOptions) => {
+      // Added to the program, `--data-dir` is the program's option (also after `setup`): read it from there.
+      const dataDir = options.dataDir ?? command.optsWithGlobals<SetupOptions>().dataDir;
       try {
-        await runSetup(ctx, client, options);
+        await runSetup(ctx, client, { ...options, ...(dataDir === undefined ? {} : { dataDir }) });
       } catch (err) {
         if (err instanceof SetupError) command.error(`agent-context setup: ${err.message}`);
         throw err;

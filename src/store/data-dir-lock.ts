@@ -3,6 +3,7 @@
  * process is refused with that name. A lock left by a dead process (or a zombie awaiting its reaper) is
  * taken over: the stale file is renamed aside atomically and checked before a new lock is created.
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { link, open, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -80,14 +81,40 @@ async function readHolder(file: string): Promise<LockHolder | undefined> {
   }
 }
 
-async function writeHolder(file: string, holder: LockHolder, flag: 'wx' | 'w'): Promise<void> {
-  const handle = await open(file, flag, 0o600);
+/**
+ * Writes `holder` whole into a temporary file beside `file`, so that `file` itself never shows a reader an
+ * empty or half-written holder: it is created by a hard link (atomic, and refused when it exists) and
+ * replaced by a rename.
+ */
+async function writeTemporary(file: string, holder: LockHolder): Promise<string> {
+  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const handle = await open(temp, 'wx', 0o600);
   try {
     await handle.writeFile(JSON.stringify(holder));
     await handle.datasync();
   } finally {
     await handle.close();
   }
+  return temp;
+}
+
+/** Creates the lock file with `holder` in it; EEXIST when a lock exists. */
+async function createHolder(file: string, holder: LockHolder): Promise<void> {
+  const temp = await writeTemporary(file, holder);
+  try {
+    await link(temp, file);
+  } finally {
+    await rm(temp, { force: true });
+  }
+}
+
+async function replaceHolder(file: string, holder: LockHolder): Promise<void> {
+  await rename(await writeTemporary(file, holder), file);
+}
+
+/** Who holds the lock of `dataDir` now, if anyone (a dead holder included). */
+export function readLockHolder(dataDir: string): Promise<LockHolder | undefined> {
+  return readHolder(path.join(dataDir, LOCK_FILE));
 }
 
 export interface DataDirLock {
@@ -100,10 +127,10 @@ export async function acquireDataDirLock(dataDir: string, holder: LockHolder): P
   const file = path.join(dataDir, LOCK_FILE);
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
-      await writeHolder(file, holder, 'wx');
+      await createHolder(file, holder);
       let released = false;
       return {
-        update: (next) => writeHolder(file, next, 'w'),
+        update: (next) => replaceHolder(file, next),
         release: async () => {
           if (released) return;
           released = true;
@@ -132,7 +159,7 @@ async function takeOverStale(file: string, stale: LockHolder | undefined): Promi
     throw err;
   }
   const moved = await readHolder(aside);
-  if (moved && stale && moved.pid !== stale.pid && isProcessAlive(moved.pid)) {
+  if (moved && moved.pid !== stale?.pid && moved.pid !== process.pid && isProcessAlive(moved.pid)) {
     await link(aside, file).catch(() => undefined); // a fresh lock: restore it unless another exists
   }
   await rm(aside, { force: true });

@@ -37,7 +37,7 @@ export class StoreState implements StoreReader {
   private readonly memories = new Map<string, Map<string, Memory>>();
   private readonly ledger = new Map<string, LedgerEntry[]>();
   /** Per agent, the costs (in cents) of its ledger entries up to and including each index. */
-  private readonly debitTotals = new Map<string, number[]>();
+  private readonly costTotals = new Map<string, number[]>();
   /** By `idempotencySlot`, oldest first. */
   private readonly idempotency = new Map<string, IdempotencyRecord>();
 
@@ -104,12 +104,12 @@ export class StoreState implements StoreReader {
       case 'ledger.append': {
         const { agentId } = change.entry;
         let entries = this.ledger.get(agentId);
-        let totals = this.debitTotals.get(agentId);
+        let totals = this.costTotals.get(agentId);
         if (!entries || !totals) {
           entries = [];
           totals = [];
           this.ledger.set(agentId, entries);
-          this.debitTotals.set(agentId, totals);
+          this.costTotals.set(agentId, totals);
         }
         entries.push(change.entry);
         totals.push((totals.at(-1) ?? 0) + costOf(change.entry));
@@ -171,7 +171,7 @@ export class StoreState implements StoreReader {
 
   async spentSince(agentId: string, since: string) {
     const entries = this.ledger.get(agentId);
-    const totals = this.debitTotals.get(agentId);
+    const totals = this.costTotals.get(agentId);
     if (!entries || !totals || entries.length === 0) return 0;
     // Entries are appended in time order: find the first at or after `since`.
     let lo = 0;

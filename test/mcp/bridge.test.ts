@@ -8,9 +8,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_AGENT_FILE } from '../../src/store/json-file-store.js';
+import { type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
 import { spawnServe } from '../helpers/spawn-serve.js';
 import { connectStdio, toolJson } from '../helpers/stdio-client.js';
 import { request } from '../helpers/test-server.js';
+import { FORECAST_PARIS, GEOCODING_PARIS } from '../live/fixtures/open-meteo.js';
 
 async function localKey(dataDir: string): Promise<string> {
   const file = path.join(dataDir, LOCAL_AGENT_FILE);
@@ -156,6 +158,68 @@ describe('agent-context mcp beside a running server', () => {
       expect(stored.structuredContent).toMatchObject({ cost_cents: 1, credit_balance_cents: 49 });
       const account = await request(server.url, 'GET', '/api/ac/account', { key });
       expect(account.body).toMatchObject({ plan: 'pay-as-you-go', credit_balance_cents: 49 });
+      await bridged.client.close();
+      expect(await bridged.exited).toBe(0);
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+  });
+
+  it('a server killed while a call is in flight: the call is answered "may or may not have been done", the bridge exits 0', async () => {
+    const upstream: FakeUpstream = await startFakeUpstream({
+      '/v1/search': { json: GEOCODING_PARIS },
+      '/v1/forecast': { json: FORECAST_PARIS, delayMs: 10_000 },
+    });
+    const dataDir = path.join(root, 'killed');
+    const server = await spawnServe({
+      DATA_DIR: dataDir,
+      AC_OPEN_METEO_GEOCODING_URL: upstream.url,
+      AC_OPEN_METEO_FORECAST_URL: upstream.url,
+      AC_WEATHER_PROVIDERS: 'open-meteo',
+      AC_UPSTREAM_TIMEOUT_MS: '20000',
+    });
+    try {
+      await localKey(dataDir);
+      const bridged = await connectStdio({ DATA_DIR: dataDir });
+      const call = bridged.client.callTool(
+        { name: 'data_fetch', arguments: { query_type: 'weather', query: 'Paris' } },
+        undefined,
+        { timeout: 30_000 },
+      );
+      for (let i = 0; i < 200 && !upstream.requests.some((r) => r.path === '/v1/forecast'); i++) {
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      server.child.kill('SIGKILL');
+      const result = await call;
+      expect(result.isError).toBe(true);
+      const body = toolJson(result);
+      expect(body.code).toBe('unavailable');
+      expect(body.error).toContain('This call may or may not have been done');
+      expect(await bridged.exited).toBe(0);
+    } finally {
+      if (server.child.exitCode === null) server.child.kill('SIGKILL');
+      await upstream.close();
+    }
+  });
+
+  it("the server's refusals at the HTTP level (a 429) reach the client as the same error body, as a tool result", async () => {
+    const dataDir = path.join(root, 'limited');
+    const server = await spawnServe({
+      DATA_DIR: dataDir,
+      AC_RATE_LIMIT: 'on',
+      AC_RATE_LIMIT_PER_KEY_PER_MINUTE: '6',
+    });
+    try {
+      await localKey(dataDir);
+      const bridged = await connectStdio({ DATA_DIR: dataDir });
+      let refused: any;
+      for (let i = 0; i < 10 && !refused; i++) {
+        const result = await bridged.client.callTool({ name: 'account_info', arguments: {} });
+        if (result.isError) refused = toolJson(result);
+      }
+      expect(refused).toMatchObject({ code: 'rate_limited' });
+      expect(refused.error).toMatch(/try again|retry/i);
       await bridged.client.close();
       expect(await bridged.exited).toBe(0);
     } finally {

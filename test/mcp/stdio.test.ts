@@ -93,6 +93,22 @@ describe('MCP over stdio', () => {
     expect((await stat(path.join(dir, LOCAL_AGENT_FILE))).mode & 0o777).toBe(0o600);
   });
 
+  it("leaves the local agent's plan to the operator once it has been set", async () => {
+    const saved = JSON.parse(await readFile(path.join(dataDir, LOCAL_AGENT_FILE), 'utf8'));
+    const config = loadConfig({ DATA_DIR: dataDir, AC_LOG_LEVEL: 'silent' });
+    const service = await openService(config, { command: 'test', live: new FakeLiveSource() });
+    await service.core.accounts.setPlan({ email: saved.email, plan: 'pay-as-you-go' });
+    await service.close();
+    const { client, exited } = await connectStdio({ DATA_DIR: dataDir });
+    const info = await client.callTool({ name: 'account_info', arguments: {} });
+    expect(info.structuredContent).toMatchObject({ plan: 'pay-as-you-go' });
+    await client.close();
+    expect(await exited).toBe(0);
+    const back = await openService(config, { command: 'test', live: new FakeLiveSource() });
+    await back.core.accounts.setPlan({ email: saved.email, plan: 'unlimited' });
+    await back.close();
+  });
+
   it('with AC_API_KEY acts as that agent, paying from the balance REST shows', async () => {
     const key = await registerIn(dataDir, 'stdio@example.com');
     const { client, exited } = await connectStdio({ DATA_DIR: dataDir, AC_API_KEY: key });
@@ -189,6 +205,15 @@ describe('a stdio server that cannot serve still answers, and says why in every 
     const { body } = await unavailable({ DATA_DIR: dir });
     expect(body.error).toContain(`${path.join(dir, STORE_FILE)} could not be read as JSON`);
     expect(body.error).toContain('restore it from a backup');
+  });
+
+  it('a damaged local-agent.json (never a silent new agent)', async () => {
+    const dir = path.join(root, 'damaged-agent');
+    await mkdir(dir);
+    await writeFile(path.join(dir, LOCAL_AGENT_FILE), '{"agent_key": "ac_');
+    const { body } = await unavailable({ DATA_DIR: dir });
+    expect(body.error).toContain(`${path.join(dir, LOCAL_AGENT_FILE)} is damaged`);
+    expect(body.error).toContain('move it aside to start a new local agent');
   });
 
   it('a key this store does not know', async () => {

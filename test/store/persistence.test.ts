@@ -4,7 +4,13 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DataDirLockedError, isProcessAlive, LOCK_FILE } from '../../src/store/data-dir-lock.js';
+import {
+  acquireDataDirLock,
+  DataDirLockedError,
+  isProcessAlive,
+  LOCK_FILE,
+  readLockHolder,
+} from '../../src/store/data-dir-lock.js';
 import { openJsonFileStore, STORE_FILE, StoreFileError } from '../../src/store/json-file-store.js';
 import { FakeLiveSource } from '../helpers/fake-live-source.js';
 import { ledgerSum, startTestServer, type TestServer } from '../helpers/test-server.js';
@@ -88,6 +94,29 @@ describe('persistence and the DATA_DIR lock', () => {
     expect(err.message).toContain(`pid ${process.ppid}`);
     expect(err.message).toContain(server.url);
     expect(err.message).toContain('agent-context serve');
+  });
+
+  it('never shows a reader an empty or half-written lock while its holder rewrites it', async () => {
+    const dataDir = await tempDir();
+    const lock = await acquireDataDirLock(dataDir, holder('serve'));
+    let reads = 0;
+    let missing = 0;
+    let writing = true;
+    const reader = (async () => {
+      while (writing) {
+        reads++;
+        if ((await readLockHolder(dataDir))?.pid !== process.pid) missing++;
+      }
+    })();
+    for (let i = 0; i < 200; i++) {
+      await lock.update({ ...holder('serve'), url: `http://127.0.0.1:${10_000 + i}` });
+    }
+    writing = false;
+    await reader;
+    expect(reads).toBeGreaterThan(0);
+    expect(missing).toBe(0);
+    expect((await readLockHolder(dataDir))?.url).toBe('http://127.0.0.1:10199');
+    await lock.release();
   });
 
   it('takes over a lock left by a dead process', async () => {
