@@ -14,7 +14,7 @@ import { SERVICE_VERSION } from './core/pricing.js';
 import { ensureLocalAgent } from './local-agent.js';
 import { createLogger } from './logger.js';
 import { runOperatorOperation } from './operator.js';
-import { serviceLogger } from './service.js';
+import { openService, serviceLogger } from './service.js';
 import { setupCommand } from './setup/setup-command.js';
 import { StoreOpenError } from './store/store-open-error.js';
 
@@ -63,7 +63,7 @@ program
   .action(async (_opts, command: Command) => {
     const { startServer } = await import('./http/http-server.js');
     const config = loadConfig(process.env, flagsOf(command));
-    const running = await startServer(config, { command: 'serve' });
+    const running = await startServer(await openService(config, { command: 'serve' }), { command: 'serve' });
     let stopping = false;
     const stop = (signal: string) => {
       if (stopping) return;
@@ -102,7 +102,7 @@ program
       config = err;
     }
     const logger = config instanceof Error ? createLogger('info', { format: 'auto' }) : serviceLogger(config);
-    await runStdioServer(config, logger);
+    await runStdioServer(config, logger, (valid) => openService(valid, { command: 'mcp', logger }));
   });
 
 const credits = program.command('credits').description('Manage account credit.');

@@ -1,26 +1,47 @@
 /**
- * The HTTP server: the REST API and MCP over Streamable HTTP on one Express app over the service, with
- * request and header timeouts, the server's URL recorded in the DATA_DIR lock, and a graceful close.
+ * The HTTP server: the REST API and MCP over Streamable HTTP on one Express app over a service the caller
+ * opened (the composition root, src/service.ts, is not imported here), with request and header timeouts,
+ * the server's URL recorded in the DATA_DIR lock, and a graceful close that also closes the service.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Config, ConfigError } from '../config.js';
-import { type McpHttp, mountMcpHttp } from '../mcp/mcp-http.js';
-import { openService, type Service, type ServiceOptions } from '../service.js';
+import type { Core } from '../core/core.js';
+import type { Operation } from '../core/operations.js';
+import type { StorePort } from '../core/store-port.js';
+import type { Logger } from '../logger.js';
+import type { DataDirLock } from '../store/data-dir-lock.js';
 import { answerClientErrorsWithJson } from './client-error.js';
 import { createHttpApp } from './create-http-app.js';
 import { readinessOf } from './discovery.js';
 import { createDrain } from './drain.js';
+import { type McpHttp, mountMcpHttp } from './mcp-endpoint.js';
 
-export interface RunningServer {
-  service: Service;
+/** What the server needs of the service (src/service.ts builds it). */
+export interface ServedService {
+  config: Readonly<Config>;
+  core: Core;
+  operations: readonly Operation[];
+  logger: Logger;
+  store: Pick<StorePort, 'status'>;
+  /** Where the server's URL is recorded for other processes on the host (the stdio bridge). */
+  lock: Pick<DataDirLock, 'update'>;
+  close(): Promise<void>;
+}
+
+export interface RunningServer<S extends ServedService = ServedService> {
+  service: S;
   server: Server;
   url: string;
   close(): Promise<void>;
 }
 
-export async function startServer(config: Readonly<Config>, options: ServiceOptions): Promise<RunningServer> {
-  const service = await openService(config, options);
+/** Serves `service` until close(); `command` is recorded in the lock with the URL. */
+export async function startServer<S extends ServedService>(
+  service: S,
+  options: { command: string },
+): Promise<RunningServer<S>> {
+  const { config } = service;
   let mcp: McpHttp | undefined;
   const drain = createDrain();
   const app = createHttpApp({

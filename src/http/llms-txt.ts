@@ -3,7 +3,7 @@
  */
 import type { RestOperation } from '../core/operations.js';
 import { PRICES, SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
-import { AUTH_DESCRIPTION, agentFacing, type DocumentContext } from './discovery.js';
+import { AUTH_DESCRIPTION, agentFacing, type DocumentContext } from './document-context.js';
 import { jsonSchema } from './openapi.js';
 
 function fieldLines(op: RestOperation): string[] {

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { type ErrorCode, HTTP_STATUS } from '../core/errors.js';
 import { costSentence, type RestOperation } from '../core/operations.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
-import { AUTH_DESCRIPTION, type DocumentContext, type DocumentRoute } from './discovery.js';
+import { AUTH_DESCRIPTION, type DocumentContext, type DocumentRoute } from './document-context.js';
 
 type JsonSchema = Record<string, unknown>;
 

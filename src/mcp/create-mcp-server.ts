@@ -5,8 +5,6 @@
  * so a tool never runs for an unknown key.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Core } from '../core/core.js';
 import { parseIdempotencyKey } from '../core/idempotency.js';
@@ -15,10 +13,11 @@ import { PRICES, SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
 import { runOperation } from '../core/run-operation.js';
 import { fieldsOf, parseInput } from '../core/validation.js';
 import type { Logger } from '../logger.js';
+import type { McpExtra } from './mcp-extra.js';
 import { registerMemoryResources } from './resources.js';
 import { mcpError, toolFailure, toolSuccess } from './tool-results.js';
 
-export type McpExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+export type { McpExtra };
 
 /** Which API key the caller presented: from the HTTP headers, or the stdio server's own key. */
 export type KeyOf = (extra: McpExtra) => string | undefined;

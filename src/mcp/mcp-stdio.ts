@@ -13,14 +13,15 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Config } from '../config.js';
+import type { Core } from '../core/core.js';
 import { createCore } from '../core/core.js';
 import { AppError } from '../core/errors.js';
 import { DEFAULT_LIMITS } from '../core/limits.js';
+import type { Operation } from '../core/operations.js';
 import { createOperations } from '../core/operations.js';
 import { ensureLocalAgent, readLocalAgentKey } from '../local-agent.js';
 import type { Logger } from '../logger.js';
 import { MCP_PATH, PING_PATH } from '../server-paths.js';
-import { openService, type Service } from '../service.js';
 import { DataDirLockedError, type LockHolder, readLockHolder } from '../store/data-dir-lock.js';
 import { dataDirAccessError, StoreOpenError } from '../store/store-open-error.js';
 import { unavailableStore } from '../store/unavailable-store.js';
@@ -58,15 +59,30 @@ function trackRequests(transport: Transport): { settled(timeoutMs: number): Prom
   };
 }
 
+/** What the stdio server needs of the service (src/service.ts builds it; this face does not import it). */
+export interface StdioService {
+  core: Core;
+  operations: readonly Operation[];
+  logger: Logger;
+  close(): Promise<void>;
+}
+
+/** Opens the service on the configured store (the composition root's openService). */
+export type OpenService = (config: Readonly<Config>) => Promise<StdioService>;
+
 /**
  * Runs the stdio server. `config` is the parsed configuration, or the ConfigError that stopped it (shown in
  * every tool result).
  */
-export async function runStdioServer(config: Readonly<Config> | Error, logger: Logger): Promise<void> {
+export async function runStdioServer(
+  config: Readonly<Config> | Error,
+  logger: Logger,
+  open: OpenService,
+): Promise<void> {
   if (config instanceof Error) return serveUnavailable(config.message, undefined, logger);
-  let service: Service;
+  let service: StdioService;
   try {
-    service = await openServiceOrServer(config, logger);
+    service = await openServiceOrServer(config, open);
   } catch (err) {
     if (err instanceof DataDirLockedError && err.holder.url) {
       return bridgeTo(err.holder, config, logger);
@@ -103,11 +119,11 @@ const SERVER_START_WAIT_MS = 15_000;
  * journal before it listens), waits until it says where it listens, and throws the lock error with that
  * URL, or opens the store if the server went away meanwhile.
  */
-async function openServiceOrServer(config: Readonly<Config>, logger: Logger): Promise<Service> {
+async function openServiceOrServer(config: Readonly<Config>, open: OpenService): Promise<StdioService> {
   const deadline = Date.now() + SERVER_START_WAIT_MS;
   for (;;) {
     try {
-      return await openService(config, { command: 'mcp', logger });
+      return await open(config);
     } catch (err) {
       if (!(err instanceof DataDirLockedError) || err.holder.url || err.holder.command !== 'serve') throw err;
       if (Date.now() > deadline) throw err;

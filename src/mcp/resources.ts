@@ -12,7 +12,7 @@ import type { Operation } from '../core/operations.js';
 import { PRICES } from '../core/pricing.js';
 import { parseInput } from '../core/validation.js';
 import type { Logger } from '../logger.js';
-import type { McpExtra } from './create-mcp-server.js';
+import type { McpExtra } from './mcp-extra.js';
 import { mcpError } from './tool-results.js';
 
 const JSON_MIME = 'application/json';

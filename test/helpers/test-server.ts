@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import type { Clock } from '../../src/core/clock.js';
 import type { LiveDataSource } from '../../src/core/live-port.js';
 import { type RunningServer, startServer } from '../../src/http/http-server.js';
+import { openService, type Service } from '../../src/service.js';
 
 /** A clock tests move by hand. */
 export class ManualClock implements Clock {
@@ -41,7 +42,7 @@ export interface RequestOptions {
 export interface TestServer {
   url: string;
   dataDir: string;
-  running: RunningServer;
+  running: RunningServer<Service>;
   request(method: string, path: string, options?: RequestOptions): Promise<ApiResponse>;
   /** Registers a fresh account and returns its key. */
   register(email?: string): Promise<string>;
@@ -90,11 +91,12 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     AC_RATE_LIMIT: 'off',
     ...options.env,
   });
-  const running = await startServer(config, {
+  const service = await openService(config, {
     command: 'serve',
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.live ? { live: options.live } : {}),
   });
+  const running = await startServer(service, { command: 'serve' });
   let stopped = false;
   const stop = async () => {
     if (stopped) return;

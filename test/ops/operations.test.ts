@@ -19,6 +19,7 @@ import { createHttpApp } from '../../src/http/create-http-app.js';
 import { readinessOf } from '../../src/http/discovery.js';
 import { type RunningServer, startServer } from '../../src/http/http-server.js';
 import { createLogger } from '../../src/logger.js';
+import { openService } from '../../src/service.js';
 import { StateStore } from '../../src/store/state-store.js';
 import { StoreState } from '../../src/store/store-state.js';
 import { FakeLiveSource } from '../helpers/fake-live-source.js';
@@ -281,7 +282,9 @@ describe('logs', () => {
       format: 'json',
       destination: { write: (line) => lines.push(line) },
     });
-    running = await startServer(config, { command: 'serve', logger, live });
+    running = await startServer(await openService(config, { command: 'serve', logger, live }), {
+      command: 'serve',
+    });
   });
   afterAll(async () => {
     await running.close();

@@ -14,11 +14,11 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { ErrorRequestHandler, Express, Request, Response } from 'express';
 import { toAppError } from '../core/errors.js';
-import { httpError } from '../http/error-handler.js';
-import { requestKey } from '../http/request-key.js';
-import { requestLogger } from '../http/request-log.js';
+import { createMcpServer, type McpServerDeps } from '../mcp/create-mcp-server.js';
 import { MCP_PATH } from '../server-paths.js';
-import { createMcpServer, type McpServerDeps } from './create-mcp-server.js';
+import { httpError } from './error-handler.js';
+import { requestKey } from './request-key.js';
+import { requestLogger } from './request-log.js';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 

@@ -1,0 +1,48 @@
+/**
+ * What the discovery documents (discovery.ts) and their generators (openapi.ts, llms-txt.ts) share: the
+ * context a document is rendered in, the declaration of a document route, the readiness states, the
+ * wording of authentication and which operations an agent sees. Its own module, so that the generators do
+ * not import the module that declares them (no import cycle).
+ */
+import type { z } from 'zod';
+import type { RestOperation } from '../core/operations.js';
+
+export interface DocumentContext {
+  baseUrl: string;
+  operations: readonly RestOperation[];
+  documents: readonly DocumentRoute[];
+  /** Whether the service can take work now (for the readiness document). */
+  readiness: () => Readiness;
+}
+
+/** `ready`, or why not: shutting down, the store failed (needs a restart) or is closed. */
+export type Readiness = 'ready' | 'shutting_down' | 'store_failed' | 'store_closed';
+
+/** The readiness of a service that is or is not draining, over a store in the given status. */
+export function readinessOf(draining: boolean, store: 'open' | 'failed' | 'closed'): Readiness {
+  if (draining) return 'shutting_down';
+  return store === 'open' ? 'ready' : store === 'failed' ? 'store_failed' : 'store_closed';
+}
+
+export interface DocumentRoute {
+  name: string;
+  path: string;
+  summary: string;
+  /** JSON documents have an output schema; text documents are served as text/plain. */
+  output: z.ZodType | 'text';
+  render(ctx: DocumentContext): unknown;
+  /** The status and headers of a rendered body, when not always 200 (readiness answers 503 when not ready). */
+  respond?(body: unknown): { status: number; headers?: Record<string, string> };
+  /** Other statuses it answers with the same body schema (status → description), for OpenAPI. */
+  otherStatuses?: Record<string, string>;
+}
+
+export const AUTH_DESCRIPTION =
+  'Send your API key as "X-API-Key: <API_KEY>" or "Authorization: Bearer <API_KEY>", and repeat it in the ' +
+  'agent_key field (body, or query string for GET). Get a key with POST /api/ac/register. Ping and register ' +
+  'need no key.';
+
+/** Operations an agent may call (the operator's routes are not advertised in ping). */
+export function agentFacing(operations: readonly RestOperation[]): RestOperation[] {
+  return operations.filter((op) => op.auth !== 'admin');
+}
