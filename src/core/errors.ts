@@ -1,7 +1,7 @@
 /**
  * The one error type of the service. The core throws only AppError; every face (REST, MCP) turns it
- * into the same JSON body `{error, code, ...details}`. The HTTP status of each code is declared once,
- * here, so a new code without a status is a compile error.
+ * into the same JSON body `{error, code, ...details}`. The core knows codes and details only: the HTTP
+ * status of each code is the HTTP face's (src/http/http-status.ts), the JSON-RPC codes the MCP face's.
  */
 
 export type ErrorCode =
@@ -28,31 +28,6 @@ export type ErrorCode =
   | 'unavailable'
   | 'internal';
 
-export const HTTP_STATUS: Record<ErrorCode, number> = {
-  invalid_input: 400,
-  invalid_json: 400,
-  unauthorized: 401,
-  insufficient_credits: 402,
-  daily_limit_reached: 402,
-  max_cost_exceeded: 402,
-  forbidden: 403,
-  quota_exceeded: 403,
-  not_found: 404,
-  method_not_allowed: 405,
-  conflict: 409,
-  idempotency_in_progress: 409,
-  idempotency_key_reused: 422,
-  request_timeout: 408,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  headers_too_large: 431,
-  rate_limited: 429,
-  upstream_failed: 502,
-  upstream_timeout: 504,
-  unavailable: 503,
-  internal: 500,
-};
-
 /** Extra fields that travel with an error body, e.g. `required_cents`, `credit_balance_cents`, `field`. */
 export type ErrorDetails = Record<string, string | number | boolean | string[] | null>;
 
@@ -76,10 +51,6 @@ export class AppError extends Error {
     this.name = 'AppError';
     this.code = code;
     this.details = details;
-  }
-
-  get status(): number {
-    return HTTP_STATUS[this.code];
   }
 
   toBody(): ErrorBody {

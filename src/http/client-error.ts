@@ -7,6 +7,7 @@
 import { type Server, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { AppError } from '../core/errors.js';
+import { httpStatusOf } from './http-status.js';
 
 export function clientErrorToAppError(err: NodeJS.ErrnoException): AppError {
   switch (err.code) {
@@ -41,7 +42,7 @@ export function answerClientErrorsWithJson(server: Server): void {
     const error = clientErrorToAppError(err);
     const body = JSON.stringify(error.toBody());
     socket.end(
-      `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\n` +
+      `HTTP/1.1 ${httpStatusOf(error)} ${STATUS_CODES[httpStatusOf(error)]}\r\n` +
         `Content-Type: application/json; charset=utf-8\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
       () => socket.destroy(),

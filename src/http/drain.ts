@@ -9,6 +9,7 @@
  */
 import type { Server } from 'node:http';
 import type { RequestHandler, Response } from 'express';
+import { JSON_RPC } from '../mcp/json-rpc-codes.js';
 
 export interface Drain {
   /** Whether a shutdown has begun. */
@@ -45,7 +46,10 @@ export function createDrain(): Drain {
         res.setHeader('Retry-After', String(DRAIN_RETRY_AFTER_S));
         res.status(503).json({
           jsonrpc: '2.0',
-          error: { code: -32000, message: 'The server is shutting down; reconnect in a few seconds.' },
+          error: {
+            code: JSON_RPC.transportRefused,
+            message: 'The server is shutting down; reconnect in a few seconds.',
+          },
           id: null,
         });
         return;

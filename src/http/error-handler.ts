@@ -6,6 +6,7 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import { AppError, toAppError } from '../core/errors.js';
 import type { Logger } from '../logger.js';
+import { httpStatusOf } from './http-status.js';
 import { requestLogger } from './request-log.js';
 
 interface HttpishError {
@@ -66,7 +67,7 @@ export function sendError(res: Response, error: AppError): void {
   if (error.code === 'method_not_allowed' && typeof error.details.allow === 'string') {
     res.set('Allow', error.details.allow);
   }
-  res.status(error.status).json(error.toBody());
+  res.status(httpStatusOf(error)).json(error.toBody());
 }
 
 export function errorHandler(logger: Logger): ErrorRequestHandler {

@@ -15,8 +15,10 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { ErrorRequestHandler, Express, Request, Response } from 'express';
 import { toAppError } from '../core/errors.js';
 import { createMcpServer, type McpServerDeps } from '../mcp/create-mcp-server.js';
+import { JSON_RPC, jsonRpcCodeOf } from '../mcp/json-rpc-codes.js';
 import { MCP_PATH } from '../server-paths.js';
 import { httpError } from './error-handler.js';
+import { httpStatusOf } from './http-status.js';
 import { requestKey } from './request-key.js';
 import { requestLogger } from './request-log.js';
 
@@ -111,7 +113,7 @@ export function mountMcpHttp(
       rpcError(
         res,
         id ? 404 : 400,
-        -32000,
+        JSON_RPC.transportRefused,
         id ? 'Unknown or expired session: initialize again.' : 'Missing Mcp-Session-Id header.',
       );
       return undefined;
@@ -123,7 +125,7 @@ export function mountMcpHttp(
       rpcError(
         res,
         403,
-        -32003,
+        JSON_RPC.sessionForbidden,
         `This session cannot be used without its key: ${why}; or initialize your own.`,
       );
       return undefined;
@@ -150,12 +152,17 @@ export function mountMcpHttp(
       }
     } catch (err) {
       const error = toAppError(err);
-      rpcError(res, 400, -32600, error.message);
+      rpcError(res, 400, JSON_RPC.invalidRequest, error.message);
       return;
     }
     if (req.method === 'POST' && req.header('mcp-session-id') === undefined) {
       if (!isInitializeRequest(req.body)) {
-        rpcError(res, 400, -32000, 'No session: send an initialize request first (without Mcp-Session-Id).');
+        rpcError(
+          res,
+          400,
+          JSON_RPC.transportRefused,
+          'No session: send an initialize request first (without Mcp-Session-Id).',
+        );
         return;
       }
       const owner = await agentOf(req);
@@ -163,7 +170,7 @@ export function mountMcpHttp(
         rpcError(
           res,
           503,
-          -32000,
+          JSON_RPC.transportRefused,
           'Too many open MCP sessions; close unused ones (DELETE /mcp) and try again.',
         );
         return;
@@ -183,7 +190,12 @@ export function mountMcpHttp(
     }
     if (!['GET', 'POST', 'DELETE'].includes(req.method)) {
       res.set('Allow', 'GET, POST, DELETE');
-      rpcError(res, 405, -32000, `${req.method} is not allowed on ${MCP_PATH}; use POST, GET or DELETE.`);
+      rpcError(
+        res,
+        405,
+        JSON_RPC.transportRefused,
+        `${req.method} is not allowed on ${MCP_PATH}; use POST, GET or DELETE.`,
+      );
       return;
     }
     const session = await sessionFor(req, res);
@@ -201,8 +213,7 @@ export function mountMcpHttp(
         'MCP request failed',
       );
     }
-    const code = error.code === 'invalid_json' ? -32700 : error.code === 'internal' ? -32603 : -32600;
-    rpcError(res, error.status, code, error.message, error.toBody());
+    rpcError(res, httpStatusOf(error), jsonRpcCodeOf(error), error.message, error.toBody());
   };
   app.use(MCP_PATH, answerAsJsonRpc);
 

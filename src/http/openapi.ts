@@ -4,10 +4,11 @@
  * each entry's error codes and the one status map.
  */
 import { z } from 'zod';
-import { type ErrorCode, HTTP_STATUS } from '../core/errors.js';
+import type { ErrorCode } from '../core/errors.js';
 import { costSentence, type RestOperation } from '../core/operations.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
 import { AUTH_DESCRIPTION, type DocumentContext, type DocumentRoute } from './document-context.js';
+import { HTTP_STATUS } from './http-status.js';
 
 type JsonSchema = Record<string, unknown>;
 

@@ -7,9 +7,7 @@
 import type { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { AppError, type ErrorBody } from '../core/errors.js';
-
-/** The JSON-RPC error code of a request the bridge answers itself (implementation-defined range). */
-export const RELAY_FAILED = -32002;
+import { JSON_RPC } from './json-rpc-codes.js';
 
 export function serverGoneMessage(server: string, dataDir: string, why: string, inFlight: boolean): string {
   const outcome = inFlight
@@ -33,7 +31,7 @@ export function sessionLostMessage(server: string): string {
 export function errorAnswer(
   request: JSONRPCRequest,
   body: ErrorBody,
-  rpcCode = RELAY_FAILED,
+  rpcCode: number = JSON_RPC.relayFailed,
 ): JSONRPCMessage {
   if (request.method === 'tools/call') {
     return { jsonrpc: '2.0', id: request.id, result: { isError: true, content: [textOf(body)] } };
@@ -53,7 +51,7 @@ export function refusedAnswer(request: JSONRPCRequest, err: StreamableHTTPError)
   return {
     jsonrpc: '2.0',
     id: request.id,
-    error: relayed ?? { code: RELAY_FAILED, message: err.message },
+    error: relayed ?? { code: JSON_RPC.relayFailed, message: err.message },
   };
 }
 

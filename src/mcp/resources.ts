@@ -12,12 +12,11 @@ import type { Operation } from '../core/operations.js';
 import { PRICES } from '../core/pricing.js';
 import { parseInput } from '../core/validation.js';
 import type { Logger } from '../logger.js';
+import { JSON_RPC } from './json-rpc-codes.js';
 import type { McpExtra } from './mcp-extra.js';
 import { mcpError } from './tool-results.js';
 
 const JSON_MIME = 'application/json';
-/** JSON-RPC error code for a failed resource read (implementation-defined server error range). */
-const RESOURCE_ERROR = -32001;
 
 interface ResourceDeps {
   core: Core;
@@ -52,7 +51,7 @@ export function registerMemoryResources(server: McpServer, deps: ResourceDeps): 
       return await op.run(core, await deps.agentOf(extra), parseInput(op.input, fields));
     } catch (err) {
       const error = mcpError(err, logger, op.name, extra);
-      const rpc = new McpError(RESOURCE_ERROR, error.message, error.toBody());
+      const rpc = new McpError(JSON_RPC.resourceFailed, error.message, error.toBody());
       rpc.message = error.message; // McpError prefixes "MCP error <code>:", which the client adds again
       throw rpc;
     }
