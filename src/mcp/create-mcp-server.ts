@@ -1,21 +1,18 @@
 /**
- * The MCP face of the operation table: one tool per entry that names an MCP tool, with the entry's
- * description, schemas and hints; the account and the memories as resources; one prompt; the logging
- * capability. The transport only says which API key the caller presented; every call authenticates it,
- * so a tool never runs for an unknown key.
+ * The MCP face of the operation table: one tool per entry that names an MCP tool (tools.ts), with the
+ * entry's description, schemas and hints; the account and the memories as resources; one prompt; the
+ * logging capability. Only the SDK's public API is used. The transport only says which API key the caller
+ * presented; every call authenticates it, so a tool never runs for an unknown key.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import type { Core } from '../core/core.js';
-import { parseIdempotencyKey } from '../core/idempotency.js';
-import { costSentence, type Operation } from '../core/operations.js';
+import type { Operation } from '../core/operations.js';
 import { PRICES, SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
-import { runOperation } from '../core/run-operation.js';
-import { fieldsOf, parseInput } from '../core/validation.js';
 import type { Logger } from '../logger.js';
 import type { McpExtra } from './mcp-extra.js';
 import { registerMemoryResources } from './resources.js';
-import { mcpError, toolFailure, toolSuccess } from './tool-results.js';
+import { registerTools } from './tools.js';
 
 export type { McpExtra };
 
@@ -35,19 +32,6 @@ export const MCP_INSTRUCTIONS =
   'Store what you will need later with memory_store, find it with memory_search and memory_retrieve. ' +
   'Failures come back as JSON {error, code}: read error, it says what to do.';
 
-/**
- * The SDK validates tool arguments itself and answers a failure with its own text. Agents should get the
- * same `{error, code, field}` body REST sends, so the tools validate with the table's schema themselves
- * (after authenticating, as REST does) and the SDK's check is turned into a pass-through. The SDK keeps
- * using the schema for tools/list. Pinned SDK 1.32.2; the MCP tests fail if this hook stops working.
- */
-function passArgumentsThrough(server: McpServer): void {
-  const hook = server as unknown as { validateToolInput: (tool: unknown, args: unknown) => Promise<unknown> };
-  if (typeof hook.validateToolInput !== 'function')
-    throw new Error('MCP SDK changed: validateToolInput is gone');
-  hook.validateToolInput = async (_tool, args) => args ?? {};
-}
-
 export function createMcpServer(deps: McpServerDeps): McpServer {
   const { core, logger } = deps;
   const server = new McpServer(
@@ -55,34 +39,7 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
     { capabilities: { logging: {} }, instructions: MCP_INSTRUCTIONS },
   );
   const agentOf = async (extra: McpExtra) => (await core.accounts.authenticate(deps.keyOf(extra))).id;
-  passArgumentsThrough(server);
-
-  for (const op of deps.operations) {
-    if (!op.mcp) continue;
-    server.registerTool(
-      op.mcp.tool,
-      {
-        title: op.title,
-        description: `${op.description} ${costSentence(op)} On failure the result is {error, code}: follow what error says.`,
-        inputSchema: op.input as z.ZodObject,
-        outputSchema: op.output as z.ZodObject,
-        annotations: { title: op.title, ...op.mcp.hints },
-      },
-      async (args: unknown, extra: McpExtra) => {
-        try {
-          const agentId = await agentOf(extra);
-          const input = parseInput(op.input, args, fieldsOf(op.input));
-          const idempotencyKey = op.idempotent
-            ? parseIdempotencyKey(extra._meta?.idempotency_key, '_meta.idempotency_key')
-            : undefined;
-          const outcome = await runOperation(core, op, agentId, input, idempotencyKey);
-          return toolSuccess(outcome.body, outcome.replayed);
-        } catch (err) {
-          return toolFailure(mcpError(err, logger, op.mcp?.tool ?? op.name, extra));
-        }
-      },
-    );
-  }
+  registerTools(server, { core, operations: deps.operations, logger, agentOf });
 
   registerMemoryResources(server, { core, operations: deps.operations, logger, agentOf });
 
