@@ -13,13 +13,12 @@ import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middlewar
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { ErrorRequestHandler, Express, Request, Response } from 'express';
-import { toAppError } from '../core/errors.js';
 import { createMcpServer, type McpServerDeps } from '../mcp/create-mcp-server.js';
 import { JSON_RPC, jsonRpcCodeOf } from '../mcp/json-rpc-codes.js';
 import { MCP_PATH } from '../server-paths.js';
 import { httpError } from './error-handler.js';
 import { httpStatusOf } from './http-status.js';
-import { requestKey } from './request-key.js';
+import { identify } from './request-identity.js';
 import { requestLogger } from './request-log.js';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
@@ -95,14 +94,9 @@ export function mountMcpHttp(
     return true;
   }
 
-  /** The agent behind the request's key, undefined without a valid key; throws when the two headers differ. */
+  /** The agent behind the request's key (looked up once per request), undefined without a valid key. */
   async function agentOf(req: Request): Promise<string | undefined> {
-    const key = requestKey(req);
-    if (key === undefined) return undefined;
-    return deps.core.accounts.authenticate(key).then(
-      (account) => account.id,
-      () => undefined,
-    );
+    return (await identify(req, deps.core)).account?.id;
   }
 
   /** Finds the request's session and checks its owner; answers and returns undefined when it cannot go on. */
@@ -136,24 +130,27 @@ export function mountMcpHttp(
   }
 
   const keyOf: McpServerDeps['keyOf'] = (extra) => extra.authInfo?.token;
+  // The account was found at the edge (identify): a tool call does not look the key up again.
+  const knownAgent: McpServerDeps['knownAgent'] = (extra) => {
+    const agentId = extra.authInfo?.extra?.agentId;
+    return typeof agentId === 'string' ? agentId : undefined;
+  };
 
   app.all(MCP_PATH, async (req, res) => {
-    try {
-      const key = requestKey(req);
-      // The transport hands req.auth to every handler as extra.authInfo (with the request id, for logs).
-      if (key !== undefined) {
-        const extra = { requestId: res.locals.requestId as string | undefined };
-        (req as Request & { auth?: AuthInfo }).auth = {
-          token: key,
-          clientId: 'agent-context',
-          scopes: [],
-          extra,
-        };
-      }
-    } catch (err) {
-      const error = toAppError(err);
-      rpcError(res, 400, JSON_RPC.invalidRequest, error.message);
+    const { key, account, error } = await identify(req, deps.core);
+    if (error?.code === 'invalid_input') {
+      rpcError(res, 400, JSON_RPC.invalidRequest, error.message); // two headers with different keys
       return;
+    }
+    // The transport hands req.auth to every handler as extra.authInfo (with the request id, for logs).
+    if (key !== undefined) {
+      const extra = { requestId: res.locals.requestId as string | undefined, agentId: account?.id };
+      (req as Request & { auth?: AuthInfo }).auth = {
+        token: key,
+        clientId: 'agent-context',
+        scopes: [],
+        extra,
+      };
     }
     if (req.method === 'POST' && req.header('mcp-session-id') === undefined) {
       if (!isInitializeRequest(req.body)) {
@@ -184,7 +181,7 @@ export function mountMcpHttp(
       transport.onclose = () => {
         if (transport.sessionId) sessions.delete(transport.sessionId);
       };
-      await createMcpServer({ ...deps, keyOf }).connect(transport);
+      await createMcpServer({ ...deps, keyOf, knownAgent }).connect(transport);
       await transport.handleRequest(req, res, req.body);
       return;
     }

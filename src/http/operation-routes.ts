@@ -13,7 +13,8 @@ import { parseIdempotencyKey } from '../core/idempotency.js';
 import type { RestOperation } from '../core/operations.js';
 import { runOperation } from '../core/run-operation.js';
 import { fieldsOf, parseInput } from '../core/validation.js';
-import { bearerToken, requestKey } from './request-key.js';
+import { identify, requireAccount } from './request-identity.js';
+import { bearerToken } from './request-key.js';
 import type { RouteTable } from './route-table.js';
 
 /** Whether `secret` hashes to `expectedHash` (hex), compared in constant time. */
@@ -85,11 +86,10 @@ function routeHandler(core: Core, op: RestOperation, adminToken: string | undefi
     let fields = requestFields(req, op);
     let agentId: string | undefined;
     if (op.auth === 'agent') {
-      const key = requestKey(req);
-      const account = await core.accounts.authenticate(key);
+      const account = await requireAccount(req, core);
       agentId = account.id;
       res.locals.agentId = agentId;
-      fields = takeAgentKey(op, fields, key as string);
+      fields = takeAgentKey(op, fields, (await identify(req, core)).key as string);
     } else if (op.auth === 'admin') {
       checkAdmin(req, adminToken as string);
     }

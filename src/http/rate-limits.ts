@@ -25,7 +25,7 @@ import { emailDomain } from '../core/email.js';
 import { AppError } from '../core/errors.js';
 import type { RestOperation } from '../core/operations.js';
 import type { Logger } from '../logger.js';
-import { requestKey } from './request-key.js';
+import { identify as identifyRequest } from './request-identity.js';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
@@ -153,13 +153,8 @@ export function createRateLimits(options: RateLimitOptions): RateLimits {
           "every client shares the proxy's address for rate limits; set AC_TRUST_PROXY to the proxy's hop count or address",
       );
     }
-    let agentId: string | undefined;
-    try {
-      const key = requestKey(req);
-      if (key !== undefined) agentId = (await core.accounts.authenticate(key)).id;
-    } catch {
-      agentId = undefined; // missing, unknown, or two different keys: limited per address; the route answers
-    }
+    // Missing, unknown, or two different keys: limited per address; the route answers the error.
+    const agentId = (await identifyRequest(req, core)).account?.id;
     (req as Identified)[IDENTITY] = { agentId };
     next();
   };

@@ -24,6 +24,8 @@ export interface McpServerDeps {
   operations: readonly Operation[];
   logger: Logger;
   keyOf: KeyOf;
+  /** The agent the transport has already authenticated for this request, if it has (HTTP does, once). */
+  knownAgent?: (extra: McpExtra) => string | undefined;
 }
 
 export const MCP_INSTRUCTIONS =
@@ -38,7 +40,8 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
     { name: SERVICE_NAME, version: SERVICE_VERSION, title: 'Agent Context: memory and live data' },
     { capabilities: { logging: {} }, instructions: MCP_INSTRUCTIONS },
   );
-  const agentOf = async (extra: McpExtra) => (await core.accounts.authenticate(deps.keyOf(extra))).id;
+  const agentOf = async (extra: McpExtra) =>
+    deps.knownAgent?.(extra) ?? (await core.accounts.authenticate(deps.keyOf(extra))).id;
   registerTools(server, { core, operations: deps.operations, logger, agentOf });
 
   registerMemoryResources(server, { core, operations: deps.operations, logger, agentOf });
