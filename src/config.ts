@@ -7,12 +7,9 @@ import path from 'node:path';
 import envPaths from 'env-paths';
 import { z } from 'zod';
 import { DEFAULT_LIMITS, type Limits } from './core/limits.js';
-import {
-  DEFAULT_UPSTREAM_URLS,
-  type LiveConfig,
-  PROVIDER_IDS,
-  type ProviderOrder,
-} from './live/live-config.js';
+import type { LiveConfig } from './live/live-config.js';
+import { PROVIDERS } from './live/provider-list.js';
+import { PROVIDER_IDS } from './live/providers.js';
 
 const Port = z.coerce.number().int().min(0).max(65_535);
 const PositiveInt = z.coerce.number().int().min(1);
@@ -62,37 +59,45 @@ const TrustProxy = Optional.transform((value, ctx): TrustProxySetting => {
   return entries;
 });
 
-/** The environment variable that overrides each upstream's base URL. */
-export const UPSTREAM_URL_VARIABLES = {
-  openMeteoGeocoding: 'AC_OPEN_METEO_GEOCODING_URL',
-  openMeteoForecast: 'AC_OPEN_METEO_FORECAST_URL',
-  coingecko: 'AC_COINGECKO_URL',
-  frankfurter: 'AC_FRANKFURTER_URL',
-  hnAlgolia: 'AC_HN_ALGOLIA_URL',
-  duckduckgo: 'AC_DUCKDUCKGO_URL',
-  wikipedia: 'AC_WIKIPEDIA_URL',
-  wttr: 'AC_WTTR_URL',
-  coinbase: 'AC_COINBASE_URL',
-  kraken: 'AC_KRAKEN_URL',
-  goldApi: 'AC_GOLD_API_URL',
-  googleNews: 'AC_GOOGLE_NEWS_URL',
-  gdelt: 'AC_GDELT_URL',
-  brave: 'AC_BRAVE_URL',
-  finnhub: 'AC_FINNHUB_URL',
-} as const satisfies Record<keyof typeof DEFAULT_UPSTREAM_URLS, string>;
+/**
+ * The environment variable that overrides each upstream's base URL, by key of LiveConfig.urls: those with
+ * a default, as the provider descriptors declare them.
+ */
+export const UPSTREAM_URL_VARIABLES: Readonly<Record<string, string>> = Object.freeze(
+  Object.fromEntries(
+    PROVIDERS.flatMap((provider) =>
+      Object.entries(provider.urls)
+        .filter(([, url]) => url.default !== undefined)
+        .map(([key, url]) => [key, url.variable]),
+    ),
+  ),
+);
 
-type UpstreamKey = keyof typeof UPSTREAM_URL_VARIABLES;
-
-function upstreamUrlVariables() {
-  const shape: Record<string, z.ZodDefault<typeof BaseUrl>> = {};
-  for (const [key, name] of Object.entries(UPSTREAM_URL_VARIABLES)) {
-    shape[name] = BaseUrl.default(DEFAULT_UPSTREAM_URLS[key as UpstreamKey]);
+/**
+ * The variables each provider descriptor declares: its API key (optional; empty is unset) and its base
+ * URLs (http or https; defaulting to the public host, or optional when the descriptor gives none).
+ */
+function providerVariables() {
+  const shape: Record<
+    string,
+    typeof Optional | z.ZodOptional<typeof BaseUrl> | z.ZodDefault<typeof BaseUrl>
+  > = {};
+  for (const { apiKey } of PROVIDERS) if (apiKey) shape[apiKey.variable] = Optional;
+  for (const provider of PROVIDERS) {
+    for (const url of Object.values(provider.urls)) {
+      shape[url.variable] = url.default === undefined ? BaseUrl.optional() : BaseUrl.default(url.default);
+    }
   }
-  return shape as Record<(typeof UPSTREAM_URL_VARIABLES)[UpstreamKey], z.ZodDefault<typeof BaseUrl>>;
+  return shape;
 }
 
+const PROVIDER_SHAPE = providerVariables();
+
+/** Every variable the provider descriptors declare (base URLs and API keys), all read by the configuration. */
+export const PROVIDER_VARIABLES: readonly string[] = Object.freeze(Object.keys(PROVIDER_SHAPE));
+
 /** A comma-separated, ordered list of provider ids of one kind, e.g. `open-meteo,wttr`. */
-function providerList<const Ids extends readonly [string, ...string[]]>(ids: Ids) {
+function providerList(ids: readonly string[]) {
   return z
     .string()
     .transform((value) =>
@@ -101,7 +106,13 @@ function providerList<const Ids extends readonly [string, ...string[]]>(ids: Ids
         .map((id) => id.trim())
         .filter(Boolean),
     )
-    .pipe(z.array(z.enum(ids, { message: `each provider must be one of ${ids.join(', ')}` })).min(1))
+    .pipe(
+      z
+        .array(
+          z.enum(ids as [string, ...string[]], { message: `each provider must be one of ${ids.join(', ')}` }),
+        )
+        .min(1),
+    )
     .optional();
 }
 
@@ -124,11 +135,7 @@ const EnvSchema = z.object({
   AC_MCP_SESSION_IDLE_SECONDS: PositiveInt.default(1800),
   AC_MCP_MAX_SESSIONS: PositiveInt.default(1000),
   AC_UPSTREAM_TIMEOUT_MS: PositiveInt.default(8000),
-  AC_COINGECKO_API_KEY: Optional,
-  AC_BRAVE_API_KEY: Optional,
-  AC_FINNHUB_API_KEY: Optional,
-  AC_SEARXNG_URL: BaseUrl.optional(),
-  ...upstreamUrlVariables(),
+  ...PROVIDER_SHAPE,
   AC_MEMORY_KEY_MAX_CHARS: PositiveInt.default(DEFAULT_LIMITS.memoryKeyMaxChars),
   AC_MEMORY_VALUE_MAX_BYTES: PositiveInt.default(DEFAULT_LIMITS.memoryValueMaxBytes),
   AC_METADATA_MAX_BYTES: PositiveInt.default(DEFAULT_LIMITS.metadataMaxBytes),
@@ -277,28 +284,36 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
     shutdownTimeoutMs: e.AC_SHUTDOWN_TIMEOUT_MS,
     headersTimeoutMs: Math.min(e.AC_HEADERS_TIMEOUT_MS, e.AC_REQUEST_TIMEOUT_MS),
     requestTimeoutMs: e.AC_REQUEST_TIMEOUT_MS,
-    live: Object.freeze({
-      userAgent: 'agent-context/1.0 (+https://github.com/agent-context/agent-context)',
-      timeoutMs: e.AC_UPSTREAM_TIMEOUT_MS,
-      urls: {
-        ...(Object.fromEntries(
-          Object.entries(UPSTREAM_URL_VARIABLES).map(([key, name]) => [key, e[name]]),
-        ) as Record<UpstreamKey, string>),
-        ...(e.AC_SEARXNG_URL === undefined ? {} : { searxng: e.AC_SEARXNG_URL }),
-      },
-      providers: Object.fromEntries(
-        (
-          [
-            ['weather', e.AC_WEATHER_PROVIDERS],
-            ['price', e.AC_PRICE_PROVIDERS],
-            ['news', e.AC_NEWS_PROVIDERS],
-            ['search', e.AC_SEARCH_PROVIDERS],
-          ] as const
-        ).filter(([, ids]) => ids !== undefined),
-      ) as Partial<ProviderOrder>,
-      ...(e.AC_COINGECKO_API_KEY === undefined ? {} : { coingeckoApiKey: e.AC_COINGECKO_API_KEY }),
-      ...(e.AC_BRAVE_API_KEY === undefined ? {} : { braveApiKey: e.AC_BRAVE_API_KEY }),
-      ...(e.AC_FINNHUB_API_KEY === undefined ? {} : { finnhubApiKey: e.AC_FINNHUB_API_KEY }),
-    }),
+    live: Object.freeze(liveConfig(e)),
   });
+}
+
+/**
+ * The live part of Config: each provider's base URLs under its descriptor's keys, its API key under its id,
+ * and the order of each chain whose AC_*_PROVIDERS is set.
+ */
+function liveConfig(e: z.output<typeof EnvSchema>): LiveConfig {
+  const values: Readonly<Record<string, unknown>> = e;
+  const urls: Record<string, string> = {};
+  const apiKeys: Record<string, string> = {};
+  for (const provider of PROVIDERS) {
+    for (const [key, url] of Object.entries(provider.urls)) {
+      const value = values[url.variable];
+      if (typeof value === 'string') urls[key] = value;
+    }
+    const apiKey = provider.apiKey && values[provider.apiKey.variable];
+    if (typeof apiKey === 'string') apiKeys[provider.id] = apiKey;
+  }
+  return {
+    userAgent: 'agent-context/1.0 (+https://github.com/agent-context/agent-context)',
+    timeoutMs: e.AC_UPSTREAM_TIMEOUT_MS,
+    urls,
+    providers: {
+      ...(e.AC_WEATHER_PROVIDERS && { weather: e.AC_WEATHER_PROVIDERS }),
+      ...(e.AC_PRICE_PROVIDERS && { price: e.AC_PRICE_PROVIDERS }),
+      ...(e.AC_NEWS_PROVIDERS && { news: e.AC_NEWS_PROVIDERS }),
+      ...(e.AC_SEARCH_PROVIDERS && { search: e.AC_SEARCH_PROVIDERS }),
+    },
+    apiKeys,
+  };
 }

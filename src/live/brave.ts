@@ -1,17 +1,27 @@
 /**
  * News and web search from the Brave Search API (keyed: `X-Subscription-Token`; only successful calls are
- * billed). The chains call these only when `braveApiKey` is set; called without one they throw AppError
+ * billed). The chains call these only when AC_BRAVE_API_KEY is set; called without one they throw AppError
  * `internal`, a configuration mistake of this service rather than an upstream failure.
  */
 import { z } from 'zod';
 import { AppError } from '../core/errors.js';
 import type { LiveResult } from '../core/live-port.js';
 import { buildUrl, type HttpClient, type Upstream, upstreamLabel } from './http-client.js';
-import type { LiveConfig } from './live-config.js';
+import { baseUrl, type LiveConfig } from './live-config.js';
 import { normaliseNewsItems, normaliseWebResults } from './news-items.js';
+import type { ProviderDescriptor } from './provider-descriptor.js';
 
 export const BRAVE_NEWS: Upstream = { id: 'brave', name: 'Brave Search', kind: 'news' };
 export const BRAVE_WEB: Upstream = { id: 'brave', name: 'Brave Search', kind: 'search' };
+
+/** Keyed: it joins the news and search chains (first, by default) only when its key is set. */
+export const BRAVE_PROVIDER: ProviderDescriptor = {
+  id: BRAVE_NEWS.id,
+  serves: { news: fetchBraveNews, search: fetchBraveWeb },
+  urls: { brave: { variable: 'AC_BRAVE_URL', default: 'https://api.search.brave.com' } },
+  apiKey: { variable: 'AC_BRAVE_API_KEY', requiredToJoin: true },
+  perMinute: 50,
+};
 
 const newsResultSchema = z.object({
   title: z.string(),
@@ -39,7 +49,8 @@ export function braveDate(value: string | null | undefined): string | undefined 
 
 /** The key, or AppError `internal`: the chain must not put Brave in a chain without one. */
 function apiKey(config: LiveConfig, upstream: Upstream): string {
-  if (config.braveApiKey) return config.braveApiKey;
+  const key = config.apiKeys?.[upstream.id];
+  if (key) return key;
   throw new AppError(
     'internal',
     `${upstreamLabel(upstream)} is not configured on this service; nothing was charged.`,
@@ -69,7 +80,10 @@ export async function fetchBraveNews(
   deadline?: number,
 ): Promise<LiveResult> {
   const key = apiKey(config, BRAVE_NEWS);
-  const url = buildUrl(config.urls.brave, '/res/v1/news/search', { q: query, count: '20' });
+  const url = buildUrl(baseUrl(config, 'brave', BRAVE_NEWS), '/res/v1/news/search', {
+    q: query,
+    count: '20',
+  });
   const { results } = await http.getJson(BRAVE_NEWS, url, newsSchema, call(BRAVE_NEWS, key, deadline));
   const items = results.map((result) => ({
     title: result.title,
@@ -87,7 +101,7 @@ export async function fetchBraveWeb(
   deadline?: number,
 ): Promise<LiveResult> {
   const key = apiKey(config, BRAVE_WEB);
-  const url = buildUrl(config.urls.brave, '/res/v1/web/search', { q: query, count: '10' });
+  const url = buildUrl(baseUrl(config, 'brave', BRAVE_WEB), '/res/v1/web/search', { q: query, count: '10' });
   const { web } = await http.getJson(BRAVE_WEB, url, webSchema, call(BRAVE_WEB, key, deadline));
   const results = normaliseWebResults(
     (web?.results ?? []).map((result) => ({

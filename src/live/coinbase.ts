@@ -6,10 +6,18 @@ import { z } from 'zod';
 import { AppError } from '../core/errors.js';
 import type { LiveResult } from '../core/live-port.js';
 import { buildUrl, type HttpClient, type Upstream } from './http-client.js';
-import type { LiveConfig } from './live-config.js';
+import { baseUrl, type LiveConfig } from './live-config.js';
 import { coinSymbol, type PriceQuery } from './price-query.js';
+import type { ProviderDescriptor } from './provider-descriptor.js';
 
 export const COINBASE: Upstream = { id: 'coinbase', name: 'Coinbase', kind: 'price' };
+
+export const COINBASE_PROVIDER: ProviderDescriptor = {
+  id: COINBASE.id,
+  serves: { price: { kinds: ['crypto'], fetch: fetchCoinbasePrice } },
+  urls: { coinbase: { variable: 'AC_COINBASE_URL', default: 'https://api.coinbase.com' } },
+  perMinute: 300,
+};
 
 const spotSchema = z.object({
   data: z.object({
@@ -40,7 +48,7 @@ export async function fetchCoinbasePrice(
   const coin = coinSymbol(parsed.asset);
   if (!coin) throw unknownPair(parsed.asset, parsed.quote);
   const pair = `${coin.symbol}-${parsed.quote}`;
-  const url = buildUrl(config.urls.coinbase, `/v2/prices/${encodeURIComponent(pair)}/spot`);
+  const url = buildUrl(baseUrl(config, 'coinbase', COINBASE), `/v2/prices/${encodeURIComponent(pair)}/spot`);
   const { data } = await http.getJson(COINBASE, url, spotSchema, {
     deadline,
     // 404: unknown currency; 400: invalid pair.

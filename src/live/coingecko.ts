@@ -6,11 +6,22 @@ import { z } from 'zod';
 import { AppError } from '../core/errors.js';
 import type { LiveResult } from '../core/live-port.js';
 import { buildUrl, type HttpClient, type Upstream, upstreamLabel } from './http-client.js';
-import type { LiveConfig } from './live-config.js';
+import { baseUrl, type LiveConfig } from './live-config.js';
 import type { PriceQuery } from './price-query.js';
+import type { ProviderDescriptor } from './provider-descriptor.js';
 import { cleanText } from './text.js';
 
 export const COINGECKO: Upstream = { id: 'coingecko', name: 'CoinGecko', kind: 'price' };
+
+/** The demo key is optional: it raises the published limit, so the bucket too. */
+export const COINGECKO_PROVIDER: ProviderDescriptor = {
+  id: COINGECKO.id,
+  serves: { price: { kinds: ['crypto'], fetch: fetchCryptoPrice } },
+  urls: { coingecko: { variable: 'AC_COINGECKO_URL', default: 'https://api.coingecko.com' } },
+  apiKey: { variable: 'AC_COINGECKO_API_KEY', requiredToJoin: false },
+  perMinute: 8,
+  perMinuteWithKey: 25,
+};
 
 const coinSchema = z.object({
   id: z.string().min(1),
@@ -48,9 +59,11 @@ export async function fetchCryptoPrice(
   deadline?: number,
 ): Promise<LiveResult> {
   const headers: Record<string, string> = {};
-  if (config.coingeckoApiKey) headers['x-cg-demo-api-key'] = config.coingeckoApiKey;
+  const key = config.apiKeys?.[COINGECKO.id];
+  if (key) headers['x-cg-demo-api-key'] = key;
 
-  const searchUrl = buildUrl(config.urls.coingecko, '/api/v3/search', { query: query.asset });
+  const base = baseUrl(config, 'coingecko', COINGECKO);
+  const searchUrl = buildUrl(base, '/api/v3/search', { query: query.asset });
   const { coins } = await http.getJson(COINGECKO, searchUrl, searchSchema, { headers, deadline });
   const coin = pickCoin(coins, query.asset);
   if (!coin) {
@@ -62,7 +75,7 @@ export async function fetchCryptoPrice(
   }
 
   const vs = query.quote.toLowerCase();
-  const priceUrl = buildUrl(config.urls.coingecko, '/api/v3/simple/price', {
+  const priceUrl = buildUrl(base, '/api/v3/simple/price', {
     ids: coin.id,
     vs_currencies: vs,
     include_last_updated_at: 'true',

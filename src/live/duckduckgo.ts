@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { buildUrl, type HttpClient, type Upstream } from './http-client.js';
-import type { LiveConfig } from './live-config.js';
+import { baseUrl, type LiveConfig } from './live-config.js';
 import { cleanText, httpUrl } from './text.js';
 
 export const DUCKDUCKGO: Upstream = { id: 'duckduckgo', name: 'DuckDuckGo', kind: 'search' };
@@ -40,7 +40,7 @@ export async function searchDuckDuckGo(
   query: string,
   deadline?: number,
 ): Promise<SearchResult[]> {
-  const url = buildUrl(config.urls.duckduckgo, '/', {
+  const url = buildUrl(baseUrl(config, 'duckduckgo', DUCKDUCKGO), '/', {
     q: query,
     format: 'json',
     no_html: '1',

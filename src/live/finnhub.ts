@@ -7,10 +7,20 @@ import { z } from 'zod';
 import { AppError } from '../core/errors.js';
 import type { LiveResult } from '../core/live-port.js';
 import { buildUrl, type HttpClient, type Upstream, upstreamLabel } from './http-client.js';
-import type { LiveConfig } from './live-config.js';
+import { baseUrl, type LiveConfig } from './live-config.js';
 import type { PriceQuery } from './price-query.js';
+import type { ProviderDescriptor } from './provider-descriptor.js';
 
 export const FINNHUB: Upstream = { id: 'finnhub', name: 'Finnhub', kind: 'price' };
+
+/** Stocks have no other provider: without its key they are not served at all. */
+export const FINNHUB_PROVIDER: ProviderDescriptor = {
+  id: FINNHUB.id,
+  serves: { price: { kinds: ['stock'], fetch: fetchFinnhubPrice } },
+  urls: { finnhub: { variable: 'AC_FINNHUB_URL', default: 'https://finnhub.io' } },
+  apiKey: { variable: 'AC_FINNHUB_API_KEY', requiredToJoin: true },
+  perMinute: 50,
+};
 
 export const NO_FINNHUB_KEY =
   'Stock prices need a Finnhub key: the operator sets AC_FINNHUB_API_KEY; without it stock queries are not served.';
@@ -60,7 +70,8 @@ export async function fetchFinnhubPrice(
   parsed: PriceQuery,
   deadline?: number,
 ): Promise<LiveResult> {
-  if (!config.finnhubApiKey) throw new AppError('not_found', NO_FINNHUB_KEY, { source: FINNHUB.id });
+  const key = config.apiKeys?.[FINNHUB.id];
+  if (!key) throw new AppError('not_found', NO_FINNHUB_KEY, { source: FINNHUB.id });
   const ticker = parsed.asset.toUpperCase();
   if (parsed.quote !== 'USD') {
     throw new AppError(
@@ -69,7 +80,7 @@ export async function fetchFinnhubPrice(
       { source: FINNHUB.id },
     );
   }
-  const url = buildUrl(config.urls.finnhub, '/api/v1/quote', { symbol: ticker, token: config.finnhubApiKey });
+  const url = buildUrl(baseUrl(config, 'finnhub', FINNHUB), '/api/v1/quote', { symbol: ticker, token: key });
   const body = await http.getJson(FINNHUB, url, quoteSchema, {
     deadline,
     onStatus: (status) => statusError(ticker, status),

@@ -6,10 +6,18 @@ import { z } from 'zod';
 import { AppError } from '../core/errors.js';
 import type { LiveResult } from '../core/live-port.js';
 import { buildUrl, type HttpClient, type Upstream } from './http-client.js';
-import type { LiveConfig } from './live-config.js';
+import { baseUrl, type LiveConfig } from './live-config.js';
 import { FIAT_CURRENCIES, type PriceQuery } from './price-query.js';
+import type { ProviderDescriptor } from './provider-descriptor.js';
 
 export const FRANKFURTER: Upstream = { id: 'frankfurter', name: 'Frankfurter', kind: 'price' };
+
+export const FRANKFURTER_PROVIDER: ProviderDescriptor = {
+  id: FRANKFURTER.id,
+  serves: { price: { kinds: ['fiat'], fetch: fetchFiatPrice } },
+  urls: { frankfurter: { variable: 'AC_FRANKFURTER_URL', default: 'https://api.frankfurter.dev' } },
+  perMinute: 60,
+};
 
 const latestSchema = z.object({
   base: z.string(),
@@ -32,7 +40,7 @@ export async function fetchFiatPrice(
   deadline?: number,
 ): Promise<LiveResult> {
   const { asset: base, quote } = query;
-  const url = buildUrl(config.urls.frankfurter, '/v1/latest', { base, symbols: quote });
+  const url = buildUrl(baseUrl(config, 'frankfurter', FRANKFURTER), '/v1/latest', { base, symbols: quote });
   const body = await http.getJson(FRANKFURTER, url, latestSchema, {
     deadline,
     // 404: unknown currency; 422: bad pair.

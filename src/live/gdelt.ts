@@ -7,10 +7,18 @@
 import { z } from 'zod';
 import type { LiveResult } from '../core/live-port.js';
 import { buildUrl, type HttpClient, type Upstream } from './http-client.js';
-import type { LiveConfig } from './live-config.js';
+import { baseUrl, type LiveConfig } from './live-config.js';
 import { normaliseNewsItems } from './news-items.js';
+import type { ProviderDescriptor } from './provider-descriptor.js';
 
 export const GDELT: Upstream = { id: 'gdelt', name: 'GDELT', kind: 'news' };
+
+export const GDELT_PROVIDER: ProviderDescriptor = {
+  id: GDELT.id,
+  serves: { news: fetchGdeltNews },
+  urls: { gdelt: { variable: 'AC_GDELT_URL', default: 'https://api.gdeltproject.org' } },
+  perMinute: 10,
+};
 
 const articleSchema = z.object({
   url: z.string(),
@@ -41,7 +49,7 @@ export async function fetchGdeltNews(
   query: string,
   deadline?: number,
 ): Promise<LiveResult> {
-  const url = buildUrl(config.urls.gdelt, '/api/v2/doc/doc', {
+  const url = buildUrl(baseUrl(config, 'gdelt', GDELT), '/api/v2/doc/doc', {
     query,
     mode: 'artlist',
     format: 'json',

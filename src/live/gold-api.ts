@@ -7,10 +7,18 @@ import { z } from 'zod';
 import { AppError } from '../core/errors.js';
 import type { LiveResult } from '../core/live-port.js';
 import { buildUrl, type HttpClient, softFailure, type Upstream } from './http-client.js';
-import type { LiveConfig } from './live-config.js';
+import { baseUrl, type LiveConfig } from './live-config.js';
 import { METALS, type PriceQuery } from './price-query.js';
+import type { ProviderDescriptor } from './provider-descriptor.js';
 
 export const GOLD_API: Upstream = { id: 'gold-api', name: 'gold-api.com', kind: 'price' };
+
+export const GOLD_API_PROVIDER: ProviderDescriptor = {
+  id: GOLD_API.id,
+  serves: { price: { kinds: ['metal'], fetch: fetchGoldApiPrice } },
+  urls: { goldApi: { variable: 'AC_GOLD_API_URL', default: 'https://api.gold-api.com' } },
+  perMinute: 30,
+};
 
 const priceSchema = z.object({
   price: z.number().positive(),
@@ -40,7 +48,7 @@ export async function fetchGoldApiPrice(
       { source: GOLD_API.id },
     );
   }
-  const url = buildUrl(config.urls.goldApi, `/price/${symbol}`);
+  const url = buildUrl(baseUrl(config, 'goldApi', GOLD_API), `/price/${symbol}`);
   const body = await http.getJson(GOLD_API, url, priceSchema, { deadline });
   if (body.symbol.toUpperCase() !== symbol) {
     throw softFailure(GOLD_API, 'for another metal');

@@ -9,11 +9,19 @@ import { z } from 'zod';
 import type { AppError } from '../core/errors.js';
 import type { LiveResult } from '../core/live-port.js';
 import { buildUrl, type HttpClient, softFailure, type Upstream } from './http-client.js';
-import type { LiveConfig } from './live-config.js';
+import { baseUrl, type LiveConfig } from './live-config.js';
 import { normaliseNewsItems } from './news-items.js';
+import type { ProviderDescriptor } from './provider-descriptor.js';
 import { cleanText, httpUrl, siteName } from './text.js';
 
 export const GOOGLE_NEWS: Upstream = { id: 'google-news', name: 'Google News', kind: 'news' };
+
+export const GOOGLE_NEWS_PROVIDER: ProviderDescriptor = {
+  id: GOOGLE_NEWS.id,
+  serves: { news: fetchGoogleNews },
+  urls: { googleNews: { variable: 'AC_GOOGLE_NEWS_URL', default: 'https://news.google.com' } },
+  perMinute: 20,
+};
 
 const RSS_TYPES = ['application/rss+xml', 'application/xml', 'text/xml'];
 
@@ -82,7 +90,7 @@ export async function fetchGoogleNews(
   query: string,
   deadline?: number,
 ): Promise<LiveResult> {
-  const url = buildUrl(config.urls.googleNews, '/rss/search', {
+  const url = buildUrl(baseUrl(config, 'googleNews', GOOGLE_NEWS), '/rss/search', {
     q: query,
     hl: 'en-US',
     gl: 'US',

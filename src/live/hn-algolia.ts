@@ -5,10 +5,18 @@
 import { z } from 'zod';
 import type { LiveResult } from '../core/live-port.js';
 import { buildUrl, type HttpClient, type Upstream } from './http-client.js';
-import type { LiveConfig } from './live-config.js';
+import { baseUrl, type LiveConfig } from './live-config.js';
+import type { ProviderDescriptor } from './provider-descriptor.js';
 import { cleanText, httpUrl, siteName } from './text.js';
 
 export const HN_ALGOLIA: Upstream = { id: 'hn-algolia', name: 'Hacker News Algolia', kind: 'news' };
+
+export const HN_ALGOLIA_PROVIDER: ProviderDescriptor = {
+  id: HN_ALGOLIA.id,
+  serves: { news: fetchNews },
+  urls: { hnAlgolia: { variable: 'AC_HN_ALGOLIA_URL', default: 'https://hn.algolia.com' } },
+  perMinute: 150,
+};
 
 const HN_ITEM = 'https://news.ycombinator.com/item?id=';
 
@@ -30,7 +38,7 @@ export async function fetchNews(
   query: string,
   deadline?: number,
 ): Promise<LiveResult> {
-  const url = buildUrl(config.urls.hnAlgolia, '/api/v1/search_by_date', {
+  const url = buildUrl(baseUrl(config, 'hnAlgolia', HN_ALGOLIA), '/api/v1/search_by_date', {
     query,
     tags: 'story',
     hitsPerPage: '20',

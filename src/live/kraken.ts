@@ -7,10 +7,18 @@ import { z } from 'zod';
 import { AppError } from '../core/errors.js';
 import type { LiveResult } from '../core/live-port.js';
 import { buildUrl, type HttpClient, softFailure, type Upstream } from './http-client.js';
-import type { LiveConfig } from './live-config.js';
+import { baseUrl, type LiveConfig } from './live-config.js';
 import { coinSymbol, type PriceQuery } from './price-query.js';
+import type { ProviderDescriptor } from './provider-descriptor.js';
 
 export const KRAKEN: Upstream = { id: 'kraken', name: 'Kraken', kind: 'price' };
+
+export const KRAKEN_PROVIDER: ProviderDescriptor = {
+  id: KRAKEN.id,
+  serves: { price: { kinds: ['crypto'], fetch: fetchKrakenPrice } },
+  urls: { kraken: { variable: 'AC_KRAKEN_URL', default: 'https://api.kraken.com' } },
+  perMinute: 60,
+};
 
 /** Kraken's own asset codes where they differ from the common symbol. */
 const KRAKEN_ASSETS: Readonly<Record<string, string>> = { BTC: 'XBT', DOGE: 'XDG' };
@@ -44,7 +52,9 @@ export async function fetchKrakenPrice(
   const coin = coinSymbol(parsed.asset);
   if (!coin) throw unknownPair(parsed.asset, parsed.quote);
   const base = KRAKEN_ASSETS[coin.symbol] ?? coin.symbol;
-  const url = buildUrl(config.urls.kraken, '/0/public/Ticker', { pair: `${base}${parsed.quote}` });
+  const url = buildUrl(baseUrl(config, 'kraken', KRAKEN), '/0/public/Ticker', {
+    pair: `${base}${parsed.quote}`,
+  });
   const body = await http.getJson(KRAKEN, url, tickerSchema, { deadline });
 
   if (body.error.length > 0) {

@@ -1,17 +1,11 @@
 /**
- * The providers of each kind of data, in their default order (keyed or configured ones join only when
- * their key or URL is set). AC_WEATHER_PROVIDERS and friends pick and order from these.
+ * What the upstream providers need to know, taken from the service Config by the composition root. Which
+ * URLs and keys exist is not listed here: each provider's descriptor declares its own (provider-list.ts).
  */
-export const PROVIDER_IDS = {
-  weather: ['open-meteo', 'wttr'],
-  price: ['frankfurter', 'coingecko', 'coinbase', 'kraken', 'gold-api', 'finnhub'],
-  news: ['brave', 'hn-algolia', 'google-news', 'gdelt'],
-  search: ['searxng', 'brave', 'duckduckgo'],
-} as const;
+import { AppError } from '../core/errors.js';
+import type { QueryType } from '../core/model.js';
+import { type Upstream, upstreamLabel } from './http-client.js';
 
-export type ProviderOrder = { [K in keyof typeof PROVIDER_IDS]: readonly (typeof PROVIDER_IDS)[K][number][] };
-
-/** What the upstream providers need to know, taken from the service Config by the composition root. */
 export interface LiveConfig {
   /** Sent as User-Agent on every upstream call. */
   userAgent: string;
@@ -20,52 +14,27 @@ export interface LiveConfig {
   /** Retry tuning (defaults: 2 retries, backoff 500 ms doubling to at most 8 s); tests shorten it. */
   retry?: { maxRetries?: number; backoffBaseMs?: number; backoffMaxMs?: number };
   /**
-   * Base URLs (scheme, host and port only; each provider appends its documented path).
-   * Defaults are the real public hosts.
+   * Base URLs (scheme, host and port only; each provider appends its documented path), by the keys the
+   * descriptors declare (`openMeteoGeocoding`, `wttr`, …). The configuration fills in the defaults, the
+   * real public hosts; a URL without a default (`searxng`) is absent unless set.
    */
-  urls: {
-    openMeteoGeocoding: string;
-    openMeteoForecast: string;
-    coingecko: string;
-    frankfurter: string;
-    hnAlgolia: string;
-    duckduckgo: string;
-    wikipedia: string;
-    wttr: string;
-    coinbase: string;
-    kraken: string;
-    goldApi: string;
-    googleNews: string;
-    gdelt: string;
-    brave: string;
-    finnhub: string;
-    /** A SearXNG instance; search uses it first when set. No default. */
-    searxng?: string;
-  };
-  /** Which providers each chain holds, in order (default: PROVIDER_IDS). */
-  providers?: Partial<ProviderOrder>;
-  /** Optional CoinGecko demo key, sent as `x-cg-demo-api-key`. */
-  coingeckoApiKey?: string;
-  /** Brave Search key (`X-Subscription-Token`): Brave news and web search go first when set. */
-  braveApiKey?: string;
-  /** Finnhub key (`token=`): stock prices are served only when set. */
-  finnhubApiKey?: string;
+  urls: Readonly<Record<string, string>>;
+  /** Which providers each chain holds, in order (default: every provider of the kind, in list order). */
+  providers?: Partial<Record<QueryType, readonly string[]>>;
+  /** API keys by provider id (`brave`, `coingecko`, `finnhub`, …); a keyed provider reads its own. */
+  apiKeys?: Readonly<Record<string, string>>;
 }
 
-export const DEFAULT_UPSTREAM_URLS: Required<Omit<LiveConfig['urls'], 'searxng'>> = {
-  openMeteoGeocoding: 'https://geocoding-api.open-meteo.com',
-  openMeteoForecast: 'https://api.open-meteo.com',
-  coingecko: 'https://api.coingecko.com',
-  frankfurter: 'https://api.frankfurter.dev',
-  hnAlgolia: 'https://hn.algolia.com',
-  duckduckgo: 'https://api.duckduckgo.com',
-  wikipedia: 'https://en.wikipedia.org',
-  wttr: 'https://wttr.in',
-  coinbase: 'https://api.coinbase.com',
-  kraken: 'https://api.kraken.com',
-  goldApi: 'https://api.gold-api.com',
-  googleNews: 'https://news.google.com',
-  gdelt: 'https://api.gdeltproject.org',
-  brave: 'https://api.search.brave.com',
-  finnhub: 'https://finnhub.io',
-};
+/**
+ * The base URL configured under `key`, or AppError `internal`: the chains do not call a provider whose
+ * URL is not set, so a missing one is a mistake of this service rather than an upstream failure.
+ */
+export function baseUrl(config: LiveConfig, key: string, upstream: Upstream): string {
+  const url = config.urls[key];
+  if (url) return url;
+  throw new AppError(
+    'internal',
+    `${upstreamLabel(upstream)} is not configured on this service; nothing was charged.`,
+    { source: upstream.id },
+  );
+}

@@ -8,20 +8,33 @@ import { AppError } from '../core/errors.js';
 import type { LiveDataSource, LiveResult } from '../core/live-port.js';
 import type { QueryType } from '../core/model.js';
 import { createHttpClient } from './http-client.js';
-import { type LiveConfig, PROVIDER_IDS } from './live-config.js';
+import type { LiveConfig } from './live-config.js';
 import { type NewsItem, normaliseNewsItems } from './news-items.js';
 import { type PriceQuery, parsePriceQuery } from './price-query.js';
 import { type ChainOptions, ProviderChain } from './provider-chain.js';
-import { ordered, type PriceKind, providerCatalogue } from './providers.js';
+import { joinVariables, type PriceKind } from './provider-descriptor.js';
+import { PROVIDERS } from './provider-list.js';
+import { chainMembers, priceMembers } from './providers.js';
 
 const PRICE_KINDS: readonly PriceKind[] = ['fiat', 'crypto', 'metal', 'stock'];
 
+/**
+ * Why a price kind has no chain. A kind that only conditional providers serve (stocks: Finnhub with its key)
+ * names the variables the operator would set; otherwise the configured order left its providers out.
+ */
 function noProviderFor(kind: PriceKind): AppError {
+  const servers = PROVIDERS.filter((provider) => provider.serves.price?.kinds.includes(kind));
+  const needs = servers.map(joinVariables);
+  if (servers.length > 0 && needs.every((variables) => variables.length > 0)) {
+    const title = `${kind[0]?.toUpperCase()}${kind.slice(1)}`;
+    return new AppError(
+      'not_found',
+      `${title} prices are not served here: the operator has not configured a ${kind} provider (${needs.flat().join(', ')}).`,
+    );
+  }
   return new AppError(
     'not_found',
-    kind === 'stock'
-      ? 'Stock prices are not served here: the operator has not configured a stock provider (AC_FINNHUB_API_KEY).'
-      : `Prices of this kind (${kind}) are not served here: no provider for it is configured.`,
+    `Prices of this kind (${kind}) are not served here: no provider for it is configured.`,
   );
 }
 
@@ -40,28 +53,38 @@ export function httpClientFor(config: LiveConfig) {
   return createHttpClient({ userAgent: config.userAgent, timeoutMs: config.timeoutMs, ...config.retry });
 }
 
-export function createLiveDataSource(config: LiveConfig, options: ChainOptions = {}): LiveDataSource {
+export interface LiveChains {
+  weather: ProviderChain;
+  news: ProviderChain;
+  search: ProviderChain;
+  /** One chain per asset kind that some configured provider prices. */
+  prices: Map<PriceKind, ProviderChain<PriceQuery>>;
+}
+
+/** The chains the configuration sets up, sharing one HTTP client. */
+export function createChains(config: LiveConfig, options: ChainOptions = {}): LiveChains {
   const http = httpClientFor(config);
-  const catalogue = providerCatalogue(http, config);
-  const order = { ...PROVIDER_IDS, ...config.providers };
-  const chains = {
-    weather: new ProviderChain('weather', ordered(catalogue.weather, order.weather), options),
-    news: new ProviderChain('news', ordered(catalogue.news, order.news), options),
-    search: new ProviderChain('search', ordered(catalogue.search, order.search), options),
-  };
-  const pricing = ordered(catalogue.price, order.price);
-  const priceChains = new Map<PriceKind, ProviderChain<PriceQuery>>();
+  const pricing = priceMembers(http, config);
+  const prices = new Map<PriceKind, ProviderChain<PriceQuery>>();
   for (const kind of PRICE_KINDS) {
     const members = pricing.filter((p) => p.kinds.includes(kind));
-    if (kind === 'stock' && !config.finnhubApiKey) continue;
-    if (members.length > 0) priceChains.set(kind, new ProviderChain(`${kind} price`, members, options));
+    if (members.length > 0) prices.set(kind, new ProviderChain(`${kind} price`, members, options));
   }
+  return {
+    weather: new ProviderChain('weather', chainMembers('weather', http, config), options),
+    news: new ProviderChain('news', chainMembers('news', http, config), options),
+    search: new ProviderChain('search', chainMembers('search', http, config), options),
+    prices,
+  };
+}
 
+export function createLiveDataSource(config: LiveConfig, options: ChainOptions = {}): LiveDataSource {
+  const { prices, ...chains } = createChains(config, options);
   return {
     async fetch(type: QueryType, query: string): Promise<LiveResult> {
       if (type === 'price') {
         const parsed = parsePriceQuery(query);
-        const chain = priceChains.get(parsed.kind);
+        const chain = prices.get(parsed.kind);
         if (!chain) throw noProviderFor(parsed.kind);
         return chain.fetch(parsed);
       }

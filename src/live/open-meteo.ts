@@ -6,11 +6,25 @@ import { z } from 'zod';
 import { AppError } from '../core/errors.js';
 import type { LiveResult } from '../core/live-port.js';
 import { buildUrl, type HttpClient, type Upstream } from './http-client.js';
-import type { LiveConfig } from './live-config.js';
+import { baseUrl, type LiveConfig } from './live-config.js';
+import type { ProviderDescriptor } from './provider-descriptor.js';
 import { cleanText } from './text.js';
 import { describeWeatherCode } from './wmo-codes.js';
 
 export const OPEN_METEO: Upstream = { id: 'open-meteo', name: 'Open-Meteo', kind: 'weather' };
+
+export const OPEN_METEO_PROVIDER: ProviderDescriptor = {
+  id: OPEN_METEO.id,
+  serves: { weather: fetchWeather },
+  urls: {
+    openMeteoGeocoding: {
+      variable: 'AC_OPEN_METEO_GEOCODING_URL',
+      default: 'https://geocoding-api.open-meteo.com',
+    },
+    openMeteoForecast: { variable: 'AC_OPEN_METEO_FORECAST_URL', default: 'https://api.open-meteo.com' },
+  },
+  perMinute: 300,
+};
 
 const CURRENT_FIELDS = 'temperature_2m,relative_humidity_2m,apparent_temperature,weather_code,wind_speed_10m';
 
@@ -69,7 +83,7 @@ export async function fetchWeather(
   deadline?: number,
 ): Promise<LiveResult> {
   const { name, countryCode } = parsePlaceQuery(query);
-  const geocodingUrl = buildUrl(config.urls.openMeteoGeocoding, '/v1/search', {
+  const geocodingUrl = buildUrl(baseUrl(config, 'openMeteoGeocoding', OPEN_METEO), '/v1/search', {
     name,
     count: '5',
     language: 'en',
@@ -86,7 +100,7 @@ export async function fetchWeather(
     );
   }
 
-  const forecastUrl = buildUrl(config.urls.openMeteoForecast, '/v1/forecast', {
+  const forecastUrl = buildUrl(baseUrl(config, 'openMeteoForecast', OPEN_METEO), '/v1/forecast', {
     latitude: String(place.latitude),
     longitude: String(place.longitude),
     current: CURRENT_FIELDS,

@@ -1,118 +1,72 @@
 /**
- * Every upstream provider as a chain member: its id (used in AC_*_PROVIDERS and as `source`), the rate
- * this service allows itself (below the published limit), and how to call it. Which providers a chain
- * holds, and their order, come from configuration; keyed providers join only when their key is set.
+ * The chains' members, derived from the provider list: each chain's default order, and each provider that
+ * the configuration lets join (its required key or URL set) as a chain member, its fetch bound to the
+ * shared HTTP client and the configuration, its token-bucket rate taken from its descriptor.
  */
-import type { LiveResult } from '../core/live-port.js';
-import { fetchBraveNews, fetchBraveWeb } from './brave.js';
-import { fetchCoinbasePrice } from './coinbase.js';
-import { fetchCryptoPrice } from './coingecko.js';
-import { searchDuckDuckGo } from './duckduckgo.js';
-import { fetchFinnhubPrice } from './finnhub.js';
-import { fetchFiatPrice } from './frankfurter.js';
-import { fetchGdeltNews } from './gdelt.js';
-import { fetchGoldApiPrice } from './gold-api.js';
-import { fetchGoogleNews } from './google-news.js';
-import { fetchNews as fetchHackerNews } from './hn-algolia.js';
+import { QUERY_TYPES } from '../core/model.js';
 import type { HttpClient } from './http-client.js';
-import { fetchKrakenPrice } from './kraken.js';
 import type { LiveConfig } from './live-config.js';
-import { fetchWeather as fetchOpenMeteo } from './open-meteo.js';
 import type { PriceQuery } from './price-query.js';
 import type { Provider } from './provider-chain.js';
-import { mergeReferenceResults } from './reference-search.js';
-import { fetchSearxng } from './searxng.js';
-import { searchWikipedia } from './wikipedia.js';
-import { fetchWttrWeather } from './wttr.js';
-
-export type PriceKind = PriceQuery['kind'];
+import { type ChainKind, canJoin, type PriceKind, rateOf, servesKind } from './provider-descriptor.js';
+import { PROVIDERS } from './provider-list.js';
 
 /** A price provider also says which kinds of asset it prices. */
 export interface PriceProvider extends Provider<PriceQuery> {
   kinds: readonly PriceKind[];
 }
 
-export interface ProviderCatalogue {
-  weather: Provider[];
-  price: PriceProvider[];
-  news: Provider[];
-  search: Provider[];
+/** The ids of the providers serving `kind`, in list order: the chain's default order. */
+export function providerIds(kind: ChainKind): string[] {
+  return PROVIDERS.filter((provider) => servesKind(provider, kind)).map((provider) => provider.id);
 }
 
-export function providerCatalogue(http: HttpClient, config: LiveConfig): ProviderCatalogue {
-  const weather: Provider[] = [
-    { id: 'open-meteo', perMinute: 300, fetch: (q, d) => fetchOpenMeteo(http, config, q, d) },
-    { id: 'wttr', perMinute: 20, fetch: (q, d) => fetchWttrWeather(http, config, q, d) },
-  ];
-  const price: PriceProvider[] = [
-    {
-      id: 'frankfurter',
-      kinds: ['fiat'],
-      perMinute: 60,
-      fetch: (q, d) => fetchFiatPrice(http, config, q, d),
-    },
-    {
-      id: 'coingecko',
-      kinds: ['crypto'],
-      perMinute: config.coingeckoApiKey ? 25 : 8,
-      fetch: (q, d) => fetchCryptoPrice(http, config, q, d),
-    },
-    {
-      id: 'coinbase',
-      kinds: ['crypto'],
-      perMinute: 300,
-      fetch: (q, d) => fetchCoinbasePrice(http, config, q, d),
-    },
-    { id: 'kraken', kinds: ['crypto'], perMinute: 60, fetch: (q, d) => fetchKrakenPrice(http, config, q, d) },
-    {
-      id: 'gold-api',
-      kinds: ['metal'],
-      perMinute: 30,
-      fetch: (q, d) => fetchGoldApiPrice(http, config, q, d),
-    },
-    {
-      id: 'finnhub',
-      kinds: ['stock'],
-      perMinute: 50,
-      fetch: (q, d) => fetchFinnhubPrice(http, config, q, d),
-    },
-  ];
-  const news: Provider[] = [
-    ...(config.braveApiKey
-      ? [{ id: 'brave', perMinute: 50, fetch: (q: string, d: number) => fetchBraveNews(http, config, q, d) }]
-      : []),
-    { id: 'hn-algolia', perMinute: 150, fetch: (q, d) => fetchHackerNews(http, config, q, d) },
-    { id: 'google-news', perMinute: 20, fetch: (q, d) => fetchGoogleNews(http, config, q, d) },
-    { id: 'gdelt', perMinute: 10, fetch: (q, d) => fetchGdeltNews(http, config, q, d) },
-  ];
-  const search: Provider[] = [
-    ...(config.urls.searxng
-      ? [{ id: 'searxng', perMinute: 60, fetch: (q: string, d: number) => fetchSearxng(http, config, q, d) }]
-      : []),
-    ...(config.braveApiKey
-      ? [{ id: 'brave', perMinute: 50, fetch: (q: string, d: number) => fetchBraveWeb(http, config, q, d) }]
-      : []),
-    { id: 'duckduckgo', perMinute: 60, fetch: (q, d) => searchReference(http, config, q, d) },
-  ];
-  return { weather, price, news, search };
-}
+/** Each chain's default order, and the ids each AC_*_PROVIDERS variable accepts. */
+export const PROVIDER_IDS: Readonly<Record<ChainKind, readonly string[]>> = Object.freeze(
+  Object.fromEntries(QUERY_TYPES.map((kind) => [kind, Object.freeze(providerIds(kind))])) as Record<
+    ChainKind,
+    readonly string[]
+  >,
+);
 
 /** Orders providers as `order` lists them; ids not listed are left out. */
 export function ordered<P extends { id: string }>(providers: P[], order: readonly string[]): P[] {
   return order.flatMap((id) => providers.filter((p) => p.id === id));
 }
 
-/** DuckDuckGo Instant Answer and Wikipedia together: reference coverage, not web search. */
-async function searchReference(
+function joining(config: LiveConfig) {
+  return PROVIDERS.filter((provider) => canJoin(provider, config));
+}
+
+/** The weather, news or search chain's members, in the configured order. */
+export function chainMembers(
+  kind: Exclude<ChainKind, 'price'>,
   http: HttpClient,
   config: LiveConfig,
-  query: string,
-  deadline: number,
-): Promise<LiveResult> {
-  return mergeReferenceResults(
-    await Promise.allSettled([
-      searchDuckDuckGo(http, config, query, deadline),
-      searchWikipedia(http, config, query, deadline),
-    ]),
-  );
+): Provider[] {
+  const members = joining(config).flatMap((provider): Provider[] => {
+    const fetch = provider.serves[kind];
+    if (!fetch) return [];
+    return [
+      { id: provider.id, perMinute: rateOf(provider, config), fetch: (q, d) => fetch(http, config, q, d) },
+    ];
+  });
+  return ordered(members, config.providers?.[kind] ?? PROVIDER_IDS[kind]);
+}
+
+/** Every price provider, in the configured order; each price goes to those of its asset kind. */
+export function priceMembers(http: HttpClient, config: LiveConfig): PriceProvider[] {
+  const members = joining(config).flatMap((provider): PriceProvider[] => {
+    const price = provider.serves.price;
+    if (!price) return [];
+    return [
+      {
+        id: provider.id,
+        kinds: price.kinds,
+        perMinute: rateOf(provider, config),
+        fetch: (q, d) => price.fetch(http, config, q, d),
+      },
+    ];
+  });
+  return ordered(members, config.providers?.price ?? PROVIDER_IDS.price);
 }

@@ -1,10 +1,40 @@
 /**
  * "Reference" search: DuckDuckGo Instant Answer and Wikipedia, asked together. Neither is web search, so
  * results say `coverage: "reference"`. One of the two failing is fine; both failing fails the provider.
+ * In the search chain the pair is one provider, `duckduckgo`, with both base URLs.
  */
 import { AppError, type ErrorDetails } from '../core/errors.js';
 import type { LiveResult } from '../core/live-port.js';
-import type { SearchResult } from './duckduckgo.js';
+import { DUCKDUCKGO, type SearchResult, searchDuckDuckGo } from './duckduckgo.js';
+import type { HttpClient } from './http-client.js';
+import type { LiveConfig } from './live-config.js';
+import type { ProviderDescriptor } from './provider-descriptor.js';
+import { searchWikipedia } from './wikipedia.js';
+
+export const DUCKDUCKGO_PROVIDER: ProviderDescriptor = {
+  id: DUCKDUCKGO.id,
+  serves: { search: searchReference },
+  urls: {
+    duckduckgo: { variable: 'AC_DUCKDUCKGO_URL', default: 'https://api.duckduckgo.com' },
+    wikipedia: { variable: 'AC_WIKIPEDIA_URL', default: 'https://en.wikipedia.org' },
+  },
+  perMinute: 60,
+};
+
+/** DuckDuckGo Instant Answer and Wikipedia together: reference coverage, not web search. */
+export async function searchReference(
+  http: HttpClient,
+  config: LiveConfig,
+  query: string,
+  deadline: number,
+): Promise<LiveResult> {
+  return mergeReferenceResults(
+    await Promise.allSettled([
+      searchDuckDuckGo(http, config, query, deadline),
+      searchWikipedia(http, config, query, deadline),
+    ]),
+  );
+}
 
 /** Same page despite a trailing slash, host case or percent-encoding: one result. */
 function dedupeKey(url: string): string {

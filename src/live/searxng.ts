@@ -1,5 +1,5 @@
 /**
- * Web search from a SearXNG instance (keyless, self-hosted; used only when `urls.searxng` is set): the
+ * Web search from a SearXNG instance (keyless, self-hosted; used only when `AC_SEARXNG_URL` is set): the
  * merged results of its engines, numbered. JSON output must be enabled on the instance (`search.formats`
  * in its settings.yml includes `json`); otherwise it answers 403, reported as such. A 200 with no results
  * while engines report errors means every engine failed (captcha, block), which is a failure, not "none".
@@ -8,10 +8,19 @@ import { z } from 'zod';
 import { AppError } from '../core/errors.js';
 import type { LiveResult } from '../core/live-port.js';
 import { buildUrl, type HttpClient, type Upstream, upstreamLabel } from './http-client.js';
-import type { LiveConfig } from './live-config.js';
+import { baseUrl, type LiveConfig } from './live-config.js';
 import { normaliseWebResults } from './news-items.js';
+import type { ProviderDescriptor } from './provider-descriptor.js';
 
 export const SEARXNG: Upstream = { id: 'searxng', name: 'SearXNG', kind: 'search' };
+
+/** No default instance: SearXNG joins the search chain only when AC_SEARXNG_URL names one. */
+export const SEARXNG_PROVIDER: ProviderDescriptor = {
+  id: SEARXNG.id,
+  serves: { search: fetchSearxng },
+  urls: { searxng: { variable: 'AC_SEARXNG_URL' } },
+  perMinute: 60,
+};
 
 const resultSchema = z.object({
   url: z.string(),
@@ -38,15 +47,7 @@ export async function fetchSearxng(
   query: string,
   deadline?: number,
 ): Promise<LiveResult> {
-  const base = config.urls.searxng;
-  if (!base) {
-    throw new AppError(
-      'internal',
-      `${upstreamLabel(SEARXNG)} is not configured on this service; nothing was charged.`,
-      { source: SEARXNG.id },
-    );
-  }
-  const url = buildUrl(base, '/search', { q: query, format: 'json' });
+  const url = buildUrl(baseUrl(config, 'searxng', SEARXNG), '/search', { q: query, format: 'json' });
   const body = await http.getJson(SEARXNG, url, searchSchema, {
     deadline,
     onStatus: (status) =>

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import type { SearchResult } from './duckduckgo.js';
 import { buildUrl, type HttpClient, type Upstream } from './http-client.js';
-import type { LiveConfig } from './live-config.js';
+import { baseUrl, type LiveConfig } from './live-config.js';
 import { cleanText } from './text.js';
 
 export const WIKIPEDIA: Upstream = { id: 'wikipedia', name: 'Wikipedia', kind: 'search' };
@@ -31,11 +31,12 @@ export async function searchWikipedia(
   query: string,
   deadline?: number,
 ): Promise<SearchResult[]> {
-  const url = buildUrl(config.urls.wikipedia, '/w/rest.php/v1/search/page', { q: query, limit: '10' });
+  const base = baseUrl(config, 'wikipedia', WIKIPEDIA);
+  const url = buildUrl(base, '/w/rest.php/v1/search/page', { q: query, limit: '10' });
   const { pages } = await http.getJson(WIKIPEDIA, url, searchSchema, { deadline });
   return pages.map((page) => ({
     title: cleanText(page.title) || page.key,
-    url: articleUrl(config.urls.wikipedia, page.key),
+    url: articleUrl(base, page.key),
     snippet: cleanText(page.excerpt ?? '') || cleanText(page.description ?? ''),
   }));
 }

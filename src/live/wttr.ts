@@ -7,10 +7,18 @@
 import { z } from 'zod';
 import type { LiveResult } from '../core/live-port.js';
 import { buildUrl, type HttpClient, type Upstream } from './http-client.js';
-import type { LiveConfig } from './live-config.js';
+import { baseUrl, type LiveConfig } from './live-config.js';
+import type { ProviderDescriptor } from './provider-descriptor.js';
 import { cleanText } from './text.js';
 
 export const WTTR: Upstream = { id: 'wttr', name: 'wttr.in', kind: 'weather' };
+
+export const WTTR_PROVIDER: ProviderDescriptor = {
+  id: WTTR.id,
+  serves: { weather: fetchWttrWeather },
+  urls: { wttr: { variable: 'AC_WTTR_URL', default: 'https://wttr.in' } },
+  perMinute: 20,
+};
 
 /** wttr.in numbers are strings: "7", "-2", "48.867". */
 const decimal = z
@@ -81,7 +89,9 @@ export async function fetchWttrWeather(
   query: string,
   deadline?: number,
 ): Promise<LiveResult> {
-  const url = buildUrl(config.urls.wttr, `/${encodeURIComponent(query.trim())}`, { format: 'j1' });
+  const url = buildUrl(baseUrl(config, 'wttr', WTTR), `/${encodeURIComponent(query.trim())}`, {
+    format: 'j1',
+  });
   const body = await http.getJson(WTTR, url, j1Schema, { deadline });
   const [current] = body.current_condition;
   const [area] = body.nearest_area;

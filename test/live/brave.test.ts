@@ -22,7 +22,7 @@ describe('news and web search (Brave Search API)', () => {
   const run = (
     fetcher: typeof fetchBraveNews,
     query = 'rust',
-    extra: Partial<LiveConfig> = { braveApiKey: 'k' },
+    extra: Partial<LiveConfig> = { apiKeys: { brave: 'k' } },
     deadline?: number,
   ) => {
     const config = liveConfig({ brave: up.url }, extra);
@@ -136,7 +136,9 @@ describe('news and web search (Brave Search API)', () => {
   it('fails on 429 with and without Retry-After, and on 500', async () => {
     const rateLimited = { type: 'ErrorResponse', error: { code: 'RATE_LIMITED', status: 429 } };
     up.route(BRAVE_NEWS_PATH, { status: 429, headers: { 'Retry-After': '30' }, json: rateLimited });
-    const limited = await appErrorOf(run(fetchBraveNews, 'rust', { braveApiKey: 'k' }, Date.now() + 5000));
+    const limited = await appErrorOf(
+      run(fetchBraveNews, 'rust', { apiKeys: { brave: 'k' } }, Date.now() + 5000),
+    );
     expect(limited.details).toEqual({ source: 'brave', upstream_status: 429, retry_after_s: 30 });
     expect(limited.message).toBe(
       'The news upstream (Brave Search) is rate-limiting this service (HTTP 429); nothing was charged, try again in 30 s.',

@@ -51,7 +51,7 @@ describe('price (CoinGecko)', () => {
 
   it('sends the demo key as a header when configured, never in the URL', async () => {
     gecko.route('/api/v3/simple/price', { json: { bitcoin: { usd: 64000.5 } } });
-    await source({ coingeckoApiKey: 'CG-demo-123' }).fetch('price', 'bitcoin');
+    await source({ apiKeys: { coingecko: 'CG-demo-123' } }).fetch('price', 'bitcoin');
     expect(gecko.requests.map((r) => r.headers['x-cg-demo-api-key'])).toEqual(['CG-demo-123', 'CG-demo-123']);
     expect(gecko.requests.map((r) => r.rawUrl).join(' ')).not.toContain('CG-demo-123');
     expect(gecko.requests[1]?.query.vs_currencies).toBe('usd');

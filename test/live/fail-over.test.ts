@@ -1,7 +1,7 @@
 /** The default chains: with their first upstream dead, each kind of data still answers from the next. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROVIDER_IDS } from '../../src/live/live-config.js';
 import { createLiveDataSource } from '../../src/live/live-data-source.js';
+import { PROVIDER_IDS } from '../../src/live/providers.js';
 import { closedPortUrl, type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
 import { COINBASE_BTC_EUR, GOLD_XAU } from './fixtures/exchanges.js';
 import { GOOGLE_NEWS_PATH, GOOGLE_NEWS_RUST } from './fixtures/google-news.js';

@@ -22,7 +22,11 @@ describe('price (Finnhub)', () => {
     finnhub.route(QUOTE, { json: FINNHUB_AAPL });
   });
 
-  const fetch = (query: string, extra: Partial<LiveConfig> = { finnhubApiKey: KEY }, deadline?: number) => {
+  const fetch = (
+    query: string,
+    extra: Partial<LiveConfig> = { apiKeys: { finnhub: KEY } },
+    deadline?: number,
+  ) => {
     const config = liveConfig({ finnhub: finnhub.url }, extra);
     return fetchFinnhubPrice(httpClientFor(config), config, parsePriceQuery(query), deadline);
   };
@@ -47,7 +51,7 @@ describe('price (Finnhub)', () => {
   });
 
   it('is not_found with the documented message and no request without a key', async () => {
-    for (const extra of [{}, { finnhubApiKey: '' }]) {
+    for (const extra of [{}, { apiKeys: { finnhub: '' } }]) {
       const err = await appErrorOf(fetch('$aapl', extra));
       expect(err.code).toBe('not_found');
       expect(err.message).toBe(
@@ -124,11 +128,11 @@ describe('price (Finnhub)', () => {
   it('stops at the deadline and fails on a refused connection', async () => {
     finnhub.route(QUOTE, { json: FINNHUB_AAPL, delayMs: 1000 });
     const started = Date.now();
-    const slow = await appErrorOf(fetch('aapl stock', { finnhubApiKey: KEY }, Date.now() + 250));
+    const slow = await appErrorOf(fetch('aapl stock', { apiKeys: { finnhub: KEY } }, Date.now() + 250));
     expect(slow.code).toBe('upstream_timeout');
     expect(Date.now() - started).toBeLessThan(800);
 
-    const config = liveConfig({ finnhub: await closedPortUrl() }, { finnhubApiKey: KEY });
+    const config = liveConfig({ finnhub: await closedPortUrl() }, { apiKeys: { finnhub: KEY } });
     const refused = await appErrorOf(
       fetchFinnhubPrice(httpClientFor(config), config, parsePriceQuery('$aapl')),
     );

@@ -2,11 +2,15 @@
 import { expect } from 'vitest';
 import { AppError } from '../../src/core/errors.js';
 import type { LiveConfig } from '../../src/live/live-config.js';
+import { PROVIDERS } from '../../src/live/provider-list.js';
 
 export const USER_AGENT = 'agent-context-test/1.0 (+https://example.test; ops@example.test)';
 
-/** Every URL defaults to a port nothing should be called on; tests override the ones they serve. */
-export function liveConfig(urls: Partial<LiveConfig['urls']>, extra: Partial<LiveConfig> = {}): LiveConfig {
+/**
+ * Every base URL a provider declares with a default points at a port nothing should be called on; tests
+ * override the ones they serve. (A URL without a default, SearXNG's, stays unset unless given.)
+ */
+export function liveConfig(urls: LiveConfig['urls'], extra: Partial<LiveConfig> = {}): LiveConfig {
   const unused = 'http://127.0.0.1:9';
   return {
     userAgent: USER_AGENT,
@@ -20,21 +24,13 @@ export function liveConfig(urls: Partial<LiveConfig['urls']>, extra: Partial<Liv
       search: ['duckduckgo'],
     },
     urls: {
-      openMeteoGeocoding: unused,
-      openMeteoForecast: unused,
-      coingecko: unused,
-      frankfurter: unused,
-      hnAlgolia: unused,
-      duckduckgo: unused,
-      wikipedia: unused,
-      wttr: unused,
-      coinbase: unused,
-      kraken: unused,
-      goldApi: unused,
-      googleNews: unused,
-      gdelt: unused,
-      brave: unused,
-      finnhub: unused,
+      ...Object.fromEntries(
+        PROVIDERS.flatMap((provider) =>
+          Object.entries(provider.urls)
+            .filter(([, url]) => url.default !== undefined)
+            .map(([key]) => [key, unused]),
+        ),
+      ),
       ...urls,
     },
     ...extra,

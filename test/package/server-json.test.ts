@@ -9,17 +9,17 @@ import { readFile } from 'node:fs/promises';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { UPSTREAM_URL_VARIABLES } from '../../src/config.js';
+import { PROVIDER_VARIABLES } from '../../src/config.js';
 
 const readJson = async (file: string) => JSON.parse(await readFile(file, 'utf8'));
 
-/** The environment variables src/config.ts reads: the keys of its EnvSchema and the upstream URL overrides. */
+/** The environment variables src/config.ts reads: the keys of its EnvSchema and the provider variables the descriptors declare. */
 async function configVariables(): Promise<Set<string>> {
   const source = await readFile('src/config.ts', 'utf8');
   const block = /const EnvSchema = z\.object\(\{\n([\s\S]*?)\n\}\);/.exec(source)?.[1];
   if (!block) throw new Error('src/config.ts no longer has `const EnvSchema = z.object({ ... });`');
   const keys = [...block.matchAll(/^ {2}([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1] as string);
-  return new Set([...keys, ...Object.values(UPSTREAM_URL_VARIABLES)]);
+  return new Set([...keys, ...PROVIDER_VARIABLES]);
 }
 
 /** The schema compiled with Ajv's default class, which is draft-07 as the schema is; formats checked. */
