@@ -155,7 +155,7 @@ async function main(): Promise<void> {
   // Idle seconds after the load before RSS is read again: under load V8 lets the old generation grow to a
   // few times the live data between full collections, and its memory reducer gives the pages back about
   // 8-20 s after the allocation stops.
-  const settleSeconds = envNumber('BENCH_settleSeconds', 30, 0);
+  const settleSeconds = envNumber('BENCH_SETTLE_SECONDS', 30, 0);
   const warmupSeconds = envNumber('BENCH_WARMUP_SECONDS', 1, 0);
   const connections = envNumber('BENCH_CONNECTIONS', 50, 1);
   const agents = envNumber('BENCH_AGENTS', 1000, 1);
