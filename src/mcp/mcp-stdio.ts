@@ -11,7 +11,6 @@
  * after the requests in flight have been answered or AC_SHUTDOWN_TIMEOUT_MS has passed.
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Config } from '../config.js';
 import type { Core } from '../core/core.js';
 import { createCore } from '../core/core.js';
@@ -27,37 +26,7 @@ import { dataDirAccessError, StoreOpenError } from '../store/store-open-error.js
 import { unavailableStore } from '../store/unavailable-store.js';
 import { createMcpServer } from './create-mcp-server.js';
 import { startMcpBridge } from './mcp-bridge.js';
-
-/** Counts the requests received on `transport` and not yet answered; call after connecting it. */
-function trackRequests(transport: Transport): { settled(timeoutMs: number): Promise<void> } {
-  const pending = new Set<string | number>();
-  let idle: (() => void) | undefined;
-  const receive = transport.onmessage;
-  const send = transport.send.bind(transport);
-  transport.onmessage = (message, extra) => {
-    if ('method' in message && 'id' in message) pending.add(message.id);
-    receive?.(message, extra);
-  };
-  transport.send = async (message, options) => {
-    try {
-      return await send(message, options);
-    } finally {
-      const id = 'method' in message || !('id' in message) ? undefined : message.id;
-      if (id !== undefined && pending.delete(id) && pending.size === 0) idle?.();
-    }
-  };
-  return {
-    settled: (timeoutMs) =>
-      new Promise<void>((resolve) => {
-        if (pending.size === 0) return resolve();
-        const timer = setTimeout(resolve, timeoutMs);
-        idle = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      }),
-  };
-}
+import { exitWhenFlushed, onClientGone, serve } from './stdio-lifecycle.js';
 
 /** What the stdio server needs of the service (src/service.ts builds it; this face does not import it). */
 export interface StdioService {
@@ -144,50 +113,6 @@ function cannotServe(err: unknown, config: Readonly<Config>, logger: Logger): st
     `The store in ${config.dataDir} could not be opened: ${(err as Error)?.message ?? String(err)}. ` +
     'The server log (stderr) has the details.'
   );
-}
-
-/** Exits once what was written to stdout has been handed on (a pipe may be asynchronous, as on macOS). */
-function exitWhenFlushed(code: number): void {
-  process.stdout.write('', () => process.exit(code));
-  setTimeout(() => process.exit(code), 1_000).unref();
-}
-
-/** Connects `server` to stdio and stops it (then `cleanup`) when the client goes away or on a signal. */
-async function serve(
-  server: ReturnType<typeof createMcpServer>,
-  shutdownTimeoutMs: number,
-  logger: Logger,
-  cleanup: () => Promise<void>,
-): Promise<void> {
-  const transport = new StdioServerTransport();
-  let requests: ReturnType<typeof trackRequests> | undefined;
-  let closing: Promise<void> | undefined;
-  const shutdown = (reason: string) => {
-    closing ??= (async () => {
-      logger.info({ reason }, 'MCP stdio server stopping');
-      await requests?.settled(shutdownTimeoutMs);
-      await server.close().catch(() => undefined);
-      try {
-        await cleanup();
-      } catch (err) {
-        logger.error({ err }, 'the store could not be closed cleanly');
-        return exitWhenFlushed(1);
-      }
-      exitWhenFlushed(0);
-    })();
-    return closing;
-  };
-  onClientGone(shutdown);
-  await server.connect(transport);
-  requests = trackRequests(transport);
-}
-
-function onClientGone(stop: (reason: string) => unknown): void {
-  process.stdin.on('end', () => void stop('stdin closed'));
-  process.stdin.on('close', () => void stop('stdin closed'));
-  process.stdout.on('error', () => void stop('stdout closed')); // the client went away (EPIPE)
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
 }
 
 /**
