@@ -11,6 +11,7 @@ import { AppError } from './errors.js';
 import type { Limits } from './limits.js';
 import {
   type Account,
+  type ChargedOperationName,
   isUnlimited,
   type JsonObject,
   type LedgerEntry,
@@ -30,6 +31,26 @@ export interface Charge {
 
 /** Writes a successful response in the transaction that charged for it (see idempotency.ts). */
 export type Recorder = (tx: StoreTx, body: JsonObject) => Promise<void>;
+
+/** A charged operation's price and ledger name, as its table entry declares them. */
+export interface Price {
+  operation: ChargedOperationName;
+  /** Cents charged on success. */
+  cents: number;
+  /** Cents charged when the result is served from the cache (live data); absent where there is none. */
+  cachedCents?: number;
+}
+
+/**
+ * What a charged operation's core function receives from its table entry (see `chargedOperation` in
+ * operation-kit.ts): the price to charge and the name to charge it under, and the recorder of an
+ * idempotency key, which must get the response inside the charging transaction. The core never writes a
+ * price or an operation name of its own.
+ */
+export interface ChargeContext {
+  charge: Price;
+  record?: Recorder;
+}
 
 export function insufficientCredits(required: number, balance: number): AppError {
   return new AppError(

@@ -16,6 +16,9 @@ export interface Limits {
   nameMaxChars: number;
   topUpMaxCents: number;
   transactionsLimitMax: number;
+  transactionsLimitDefault: number;
+  /** How many recent ledger entries account_info shows when no limit is given. */
+  accountInfoLimitDefault: number;
   /** Most cents one pay-as-you-go agent may spend per UTC day; absent: no daily limit. */
   dailySpendCents?: number;
   /** The same for an agent on the unlimited plan; absent: none (the pay-as-you-go limit does not apply). */
@@ -36,4 +39,6 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   nameMaxChars: 100,
   topUpMaxCents: 10_000_000,
   transactionsLimitMax: 100,
+  transactionsLimitDefault: 20,
+  accountInfoLimitDefault: 10,
 });

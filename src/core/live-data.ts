@@ -1,25 +1,25 @@
 /**
  * Live data with a cache whose freshness the caller chooses. The cache is shared by all agents and keyed
  * by query type and normalised query.
- * - A cached result no older than `cache_minutes` is free. A result may say the upstream cannot have newer
+ * - A cached result no older than `cache_minutes` is served at the cached price (free). A result may say the upstream cannot have newer
  *   data for a while (daily FX rates); then that floor is applied and the response says so.
- * - Otherwise the upstream is asked and, only once it has answered with valid data, 2 cents are debited.
+ * - Otherwise the upstream is asked and, only once it has answered with valid data, the fresh price is debited.
+ *   Both prices and the ledger name come from the operation's table entry (`ChargeContext`).
  *   While a fetch is under way its price is reserved (in memory, not in the ledger), so parallel requests
  *   cannot start more fetches than the balance pays for; a result enters the cache only after its debit.
  * - Single-flight: identical requests that arrive while a fetch for the same key is in flight wait for it
- *   and get its result free, `from_cache: true`.
+ *   and get its result at the cached price, `from_cache: true`.
  * - Stale-if-error: when the upstreams fail and an older cached result exists, it is served free with
- *   `stale: true`.
+ *   `stale: true`, at the cached price.
  * - `max_cost_cents` below the fresh price means "cached (or already in flight) or nothing": 402.
  * - With an idempotency key, the response is recorded in the debit's transaction (free answers in a
- *   transaction of their own).
+ *   transaction of their own, with the debit of the cached price when it is not 0).
  */
 import type { Clock } from './clock.js';
 import { AppError } from './errors.js';
-import { type Ledger, loadAccount, type Recorder } from './ledger.js';
+import { type ChargeContext, type Ledger, type LedgerRef, loadAccount } from './ledger.js';
 import type { CachedLiveResult, LiveCache, LiveDataSource } from './live-port.js';
 import type { QueryType } from './model.js';
-import { PRICES } from './pricing.js';
 import type { Input, Output } from './schemas.js';
 import type { StorePort } from './store-port.js';
 
@@ -75,35 +75,44 @@ export function createLiveData(
     };
   }
 
-  /** A free answer: no debit, so the idempotency record (if any) gets a transaction of its own. */
-  async function free(
+  /**
+   * An answer served from the cache, at the cached price (0: free, so no debit, and the idempotency record,
+   * if any, gets a transaction of its own).
+   */
+  async function answerCached(
     agentId: string,
     result: CachedLiveResult,
     served: Served,
-    record: Recorder | undefined,
+    { charge: price, record }: ChargeContext,
+    ref: LedgerRef,
   ): Promise<DataOutput> {
-    if (!record) {
+    if (!record && served.cost === 0) {
       const account = await store.read((reader) => reader.getAccount(agentId));
       return view(result, served, account?.balanceCents ?? 0);
     }
     return store.transact(async (tx) => {
-      const response = view(result, served, (await loadAccount(tx, agentId)).balanceCents);
-      await record(tx, response);
+      const charge = { cents: served.cost, operation: price.operation, ref };
+      const account = await ledger.debit(tx, await loadAccount(tx, agentId), charge);
+      const response = view(result, served, account.balanceCents);
+      if (record) await record(tx, response);
       return response;
     });
   }
 
   /** Serves the cache when fresh enough for the request, or when the data cannot be fresher anyway. */
-  function fromCache(cached: CachedLiveResult | undefined, cacheMinutes: number): Served | undefined {
+  function fromCache(
+    cached: CachedLiveResult | undefined,
+    cacheMinutes: number,
+    cachedPrice: number,
+  ): Served | undefined {
     if (!cached) return undefined;
     const age = ageMs(cached);
-    if (cacheMinutes > 0 && age <= cacheMinutes * 60_000)
-      return { fromCache: true, cost: PRICES.liveDataCached };
+    if (cacheMinutes > 0 && age <= cacheMinutes * 60_000) return { fromCache: true, cost: cachedPrice };
     const floorS = cached.refreshFloorS ?? 0;
     if (floorS > 0 && age <= floorS * 1000) {
       return {
         fromCache: true,
-        cost: PRICES.liveDataCached,
+        cost: cachedPrice,
         freshnessNote:
           `${cached.source} publishes new data at most every ${Math.round(floorS / 60)} minutes; ` +
           'served from cache free although cache_minutes asked for fresher data.',
@@ -118,9 +127,9 @@ export function createLiveData(
     type: QueryType,
     query: string,
     key: string,
-    record: Recorder | undefined,
+    { charge: declared, record }: ChargeContext,
   ) {
-    const price = PRICES.liveDataFresh;
+    const price = declared.cents;
     const [account, spent] = await store.read(async (reader) => {
       const found = await loadAccount(reader, agentId);
       return [found, await ledger.spentToday(reader, found)] as const;
@@ -131,7 +140,7 @@ export function createLiveData(
     try {
       const fresh = await source.fetch(type, query);
       const result: CachedLiveResult = { ...fresh, fetchedAt: clock.now().toISOString() };
-      const charge = { cents: price, operation: 'data' as const, ref: { queryType: type, query } };
+      const charge = { cents: price, operation: declared.operation, ref: { queryType: type, query } };
       const response = await store.transact(async (tx) => {
         const account = await ledger.debit(tx, await loadAccount(tx, agentId), charge);
         const body = view(result, { fromCache: false, cost: price }, account.balanceCents);
@@ -150,61 +159,65 @@ export function createLiveData(
   async function fetchData(
     agentId: string,
     input: Input<'DataInput'>,
-    record?: Recorder,
+    ctx: ChargeContext,
   ): Promise<DataOutput> {
     const query = normalizeQuery(input.query);
     const key = cacheKey(input.query_type, query);
+    const ref: LedgerRef = { queryType: input.query_type, query };
+    const freshPrice = ctx.charge.cents;
+    const cachedPrice = ctx.charge.cachedCents ?? 0;
     const cached = cache.get(key);
-    const hit = fromCache(cached, input.cache_minutes);
-    if (cached && hit) return free(agentId, cached, hit, record);
+    const hit = fromCache(cached, input.cache_minutes, cachedPrice);
+    if (cached && hit) return answerCached(agentId, cached, hit, ctx, ref);
 
     const pending = inFlight.get(key);
     if (pending) {
       try {
         const result = await pending;
-        return free(agentId, result, { fromCache: true, cost: PRICES.liveDataCached }, record);
+        return answerCached(agentId, result, { fromCache: true, cost: cachedPrice }, ctx, ref);
       } catch (err) {
         // The leader could not pay: that is the leader's failure, not this request's. Go again.
-        if (err instanceof AppError && PAYMENT_REFUSED.has(err.code))
-          return fetchData(agentId, input, record);
-        return serveStale(err, cached, agentId, record);
+        if (err instanceof AppError && PAYMENT_REFUSED.has(err.code)) return fetchData(agentId, input, ctx);
+        return serveStale(err, cached, agentId, ctx, ref);
       }
     }
 
-    if (input.max_cost_cents !== undefined && input.max_cost_cents < PRICES.liveDataFresh) {
+    if (input.max_cost_cents !== undefined && input.max_cost_cents < freshPrice) {
       throw new AppError(
         'max_cost_exceeded',
         `No cached result at most ${input.cache_minutes} minutes old exists, and a fresh one costs ` +
-          `${PRICES.liveDataFresh} cents, more than max_cost_cents ${input.max_cost_cents}; nothing was charged. ` +
+          `${freshPrice} cents, more than max_cost_cents ${input.max_cost_cents}; nothing was charged. ` +
           'Raise max_cost_cents, or accept older data with a larger cache_minutes.',
-        { required_cents: PRICES.liveDataFresh, max_cost_cents: input.max_cost_cents },
+        { required_cents: freshPrice, max_cost_cents: input.max_cost_cents },
       );
     }
 
-    const leader = fetchAndCharge(agentId, input.query_type, query, key, record);
+    const leader = fetchAndCharge(agentId, input.query_type, query, key, ctx);
     const shared = leader.then((outcome) => outcome.result);
     shared.catch(() => undefined); // followers handle it; an unobserved rejection must not crash
     inFlight.set(key, shared);
     try {
       return (await leader).response;
     } catch (err) {
-      return serveStale(err, cached, agentId, record);
+      return serveStale(err, cached, agentId, ctx, ref);
     } finally {
       inFlight.delete(key);
     }
   }
 
-  /** When every upstream failed, an older cached result is better than nothing: free, marked stale. */
+  /** When every upstream failed, an older cached result is better than nothing: at the cached price, marked stale. */
   async function serveStale(
     err: unknown,
     cached: CachedLiveResult | undefined,
     agentId: string,
-    record: Recorder | undefined,
+    ctx: ChargeContext,
+    ref: LedgerRef,
   ) {
     const upstreamDown =
       err instanceof AppError && (err.code === 'upstream_failed' || err.code === 'upstream_timeout');
     if (!upstreamDown || !cached) throw err;
-    return free(agentId, cached, { fromCache: true, cost: PRICES.liveDataCached, stale: true }, record);
+    const cost = ctx.charge.cachedCents ?? 0;
+    return answerCached(agentId, cached, { fromCache: true, cost, stale: true }, ctx, ref);
   }
 
   return { fetchData };

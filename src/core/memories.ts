@@ -1,14 +1,13 @@
 /**
  * Named text memories per agent: store or update, retrieve, delete, list by type. Each paid call goes
  * through the ledger's `runCharged`, so the memory change, its debit and its idempotency record are one
- * transaction.
+ * transaction. The price and the ledger name come from the operation's table entry (`ChargeContext`).
  */
 import type { Clock } from './clock.js';
 import { AppError } from './errors.js';
-import type { Ledger, Recorder } from './ledger.js';
+import type { ChargeContext, Ledger } from './ledger.js';
 import type { Limits } from './limits.js';
 import type { Memory } from './model.js';
-import { PRICES } from './pricing.js';
 import type { Input, Output } from './schemas.js';
 import type { StorePort, StoreTx } from './store-port.js';
 
@@ -36,13 +35,9 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
   function storeMemory(
     agentId: string,
     input: Input<'StoreInput'>,
-    record?: Recorder,
+    { charge: price, record }: ChargeContext,
   ): Promise<Output<'StoreOutput'>> {
-    const charge = {
-      cents: PRICES.memoryOp,
-      operation: 'memory_store' as const,
-      ref: { memoryKey: input.memory_key },
-    };
+    const charge = { cents: price.cents, operation: price.operation, ref: { memoryKey: input.memory_key } };
     const work = async (tx: StoreTx) => {
       const existing = await tx.getMemory(agentId, input.memory_key);
       if (!existing && (await tx.countMemories(agentId)) >= limits.memoriesPerAgent) {
@@ -84,13 +79,9 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
   function retrieveMemory(
     agentId: string,
     input: Input<'RetrieveInput'>,
-    record?: Recorder,
+    { charge: price, record }: ChargeContext,
   ): Promise<Output<'RetrieveOutput'>> {
-    const charge = {
-      cents: PRICES.memoryOp,
-      operation: 'memory_retrieve' as const,
-      ref: { memoryKey: input.memory_key },
-    };
+    const charge = { cents: price.cents, operation: price.operation, ref: { memoryKey: input.memory_key } };
     return ledger.runCharged(
       agentId,
       charge,
@@ -112,9 +103,9 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
   function deleteMemory(
     agentId: string,
     input: Input<'DeleteInput'>,
-    record?: Recorder,
+    { charge: price, record }: ChargeContext,
   ): Promise<Output<'DeleteOutput'>> {
-    const charge = { cents: PRICES.memoryDelete, operation: 'memory_delete' as const };
+    const charge = { cents: price.cents, operation: price.operation };
     return ledger.runCharged(
       agentId,
       charge,
@@ -135,9 +126,9 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
   function searchMemories(
     agentId: string,
     input: Input<'SearchInput'>,
-    record?: Recorder,
+    { charge: price, record }: ChargeContext,
   ): Promise<Output<'SearchOutput'>> {
-    const charge = { cents: PRICES.memoryOp, operation: 'memory_search' as const };
+    const charge = { cents: price.cents, operation: price.operation };
     return ledger.runCharged(
       agentId,
       charge,

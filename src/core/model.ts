@@ -60,16 +60,27 @@ export function isUnlimited(account: Pick<Account, 'plan'>): boolean {
   return account.plan === 'unlimited';
 }
 
-/** What a ledger entry was for. */
-export type LedgerOperation =
-  | 'starter_credit'
-  | 'top_up'
-  | 'plan_change'
-  | 'memory_store'
-  | 'memory_retrieve'
-  | 'memory_delete'
-  | 'memory_search'
-  | 'data';
+/**
+ * The operations of the table that are charged through the ledger: each is an entry built with
+ * `chargedOperation` (core/operation-kit.ts), which takes only these names, and the table is checked at
+ * compile time to hold an entry for each (operations.ts), so this list and the table's charged entries are
+ * the same set. Their price and ledger name come from their entry, nowhere else.
+ */
+export const CHARGED_OPERATIONS = [
+  'memory_store',
+  'memory_retrieve',
+  'memory_delete',
+  'memory_search',
+  'data',
+] as const;
+export type ChargedOperationName = (typeof CHARGED_OPERATIONS)[number];
+
+/** Ledger entries that are not charges: credits and plan changes. */
+export const CREDIT_KINDS = ['starter_credit', 'top_up', 'plan_change'] as const;
+export type CreditKind = (typeof CREDIT_KINDS)[number];
+
+/** What a ledger entry was for: a charged operation of the table, or a credit kind. */
+export type LedgerOperation = ChargedOperationName | CreditKind;
 
 /**
  * One append-only ledger line: a credit (positive amount), a debit (negative), or a charge covered by the

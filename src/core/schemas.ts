@@ -145,6 +145,8 @@ export function createSchemas(limits: Limits) {
   });
 
   return {
+    /** The limits these schemas were built from, for descriptions that state a default or a range. */
+    limits,
     MemoryKey,
     Memory,
 
@@ -268,13 +270,13 @@ export function createSchemas(limits: Limits) {
 
     AccountInfoInput: z.strictObject({
       limit: boundedInt('limit', 1, limits.transactionsLimitMax)
-        .default(10)
+        .default(limits.accountInfoLimitDefault)
         .describe(`At most this many recent ledger entries (1-${limits.transactionsLimitMax}).`),
     }),
 
     TransactionsInput: z.strictObject({
       limit: boundedInt('limit', 1, limits.transactionsLimitMax, true)
-        .default(20)
+        .default(limits.transactionsLimitDefault)
         .describe(`At most this many entries (1-${limits.transactionsLimitMax}), newest first.`),
     }),
     TransactionsOutput: z.object({

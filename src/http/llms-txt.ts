@@ -1,7 +1,7 @@
 /**
  * llms.txt: the API in plain Markdown for language models, generated from the operation table.
  */
-import type { RestOperation } from '../core/operations.js';
+import { costFigures, type RestOperation } from '../core/operations.js';
 import { PRICES, SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
 import { AUTH_DESCRIPTION, agentFacing, type DocumentContext } from './document-context.js';
 import { jsonSchema } from './openapi.js';
@@ -26,6 +26,15 @@ function fieldLines(op: RestOperation): string[] {
   return lines.length ? lines : ['- (no fields)'];
 }
 
+/** The price of every operation that has one, from the table; the rest are free. */
+function pricingLines(ctx: DocumentContext): string[] {
+  const operations = agentFacing(ctx.operations);
+  const priced = operations.filter((op) => op.cost.cents > 0 || (op.cost.cachedCents ?? 0) > 0);
+  const lines = priced.map((op) => `- ${op.name}: ${costFigures(op.cost)}`);
+  if (priced.length < operations.length) lines.push('- every other operation: free');
+  return lines;
+}
+
 export function buildLlmsTxt(ctx: DocumentContext): string {
   const out = [
     `# ${SERVICE_NAME} ${SERVICE_VERSION}`,
@@ -41,8 +50,7 @@ export function buildLlmsTxt(ctx: DocumentContext): string {
     '',
     '## Pricing (cents)',
     '',
-    `- memory store, retrieve, search: ${PRICES.memoryOp}; delete: ${PRICES.memoryDelete}`,
-    `- live data: ${PRICES.liveDataFresh} fresh, ${PRICES.liveDataCached} from cache`,
+    ...pricingLines(ctx),
     `- starter credit at registration: ${PRICES.starterCredit}`,
     '- a request that fails is never charged',
     '',
@@ -57,15 +65,11 @@ export function buildLlmsTxt(ctx: DocumentContext): string {
   ];
   for (const doc of ctx.documents) out.push('', `### ${doc.name}`, '', `GET ${doc.path}: ${doc.summary}`);
   for (const op of agentFacing(ctx.operations)) {
-    const cost =
-      op.cost.cachedCents === undefined
-        ? `${op.cost.cents}`
-        : `${op.cost.cents} fresh, ${op.cost.cachedCents} cached`;
     out.push(
       '',
       `### ${op.name}`,
       '',
-      `${op.http.method} ${op.http.path} (cost: ${cost} cents)`,
+      `${op.http.method} ${op.http.path} (cost: ${costFigures(op.cost)} cents)`,
       '',
       op.description,
     );

@@ -8,8 +8,7 @@
 import { type McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Core } from '../core/core.js';
-import type { Operation } from '../core/operations.js';
-import { PRICES } from '../core/pricing.js';
+import { costSentence, type Operation } from '../core/operations.js';
 import { parseInput } from '../core/validation.js';
 import type { Logger } from '../logger.js';
 import { JSON_RPC } from './json-rpc-codes.js';
@@ -97,7 +96,7 @@ export function registerMemoryResources(server: McpServer, deps: ResourceDeps): 
     }),
     {
       title: 'Memory',
-      description: `One of your stored memories. Reading it costs ${PRICES.memoryOp} cent, like memory_retrieve.`,
+      description: `One of your stored memories. Reading it is charged like memory_retrieve. ${costSentence(retrieve)}`,
       mimeType: JSON_MIME,
     },
     async (uri, variables, extra) => {

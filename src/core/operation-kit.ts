@@ -1,0 +1,187 @@
+/**
+ * What an entry of the operation table is, the one wording of its price, and the three builders that give
+ * each kind of entry its fixed fields, so that the table (operations.ts) writes only what differs:
+ * - `publicOperation`: no authentication (registration);
+ * - `adminOperation`: the operator's token;
+ * - `agentOperation`: an agent's API key, free;
+ * - `chargedOperation`: an agent's API key, charged through the ledger. Its core function receives the
+ *   price and the ledger name from the entry (`ChargeContext`), never builds its own.
+ */
+import type { z } from 'zod';
+import type { Core } from './core.js';
+import type { ErrorCode } from './errors.js';
+import type { ChargeContext, Recorder } from './ledger.js';
+import type { ChargedOperationName } from './model.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'DELETE';
+
+/** Who may call: anyone, an agent with its API key, or the operator with the admin token. */
+export type Auth = 'none' | 'agent' | 'admin';
+
+/** What an MCP client may assume about a tool (see the MCP ToolAnnotations). */
+export interface ToolHints {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+/** Cents charged on success; `cachedCents` when the result may come from the cache. */
+export interface Cost {
+  cents: number;
+  cachedCents?: number;
+}
+
+export interface Operation<In extends z.ZodType = z.ZodType, Out extends z.ZodType = z.ZodType> {
+  name: string;
+  title: string;
+  /** The REST route; absent for an operation that only MCP offers. */
+  http?: { method: HttpMethod; path: string };
+  /** The MCP tool; absent for an operation that only REST offers (registration, the operator's). */
+  mcp?: { tool: string; hints: ToolHints };
+  auth: Auth;
+  /**
+   * Whether the REST request must repeat the key in an `agent_key` field (the spec's rule for its own
+   * protected endpoints), may do so, or has none (unauthenticated and admin operations).
+   */
+  agentKeyField: 'required' | 'optional' | 'none';
+  /**
+   * Whether an idempotency key (REST `Idempotency-Key`, MCP `_meta.idempotency_key`) is honoured: set on
+   * every operation that charges an agent or changes its data.
+   */
+  idempotent?: true;
+  /** What the operation charges; for a charged entry, exactly what its core function debits. */
+  cost: Cost;
+  /** One line. */
+  summary: string;
+  /** For agents: what it does and what to do on failure. Its price is added by each face with `costSentence`. */
+  description: string;
+  /** Error codes this operation can answer besides the generic ones (400, 401, 500...). */
+  errors: ErrorCode[];
+  input: In;
+  output: Out;
+  /** `record` must receive the response inside the transaction that charges for it. */
+  run(core: Core, agentId: string | undefined, input: z.output<In>, record?: Recorder): Promise<z.input<Out>>;
+}
+
+export type RestOperation = Operation & { http: NonNullable<Operation['http']> };
+
+/** The operations with a REST route. */
+export function restOperations(operations: readonly Operation[]): RestOperation[] {
+  return operations.filter((op): op is RestOperation => op.http !== undefined);
+}
+
+/** The figures of a price: "1", or "2 fresh, 0 cached" when the result may come from the cache. */
+export function costFigures(cost: Cost): string {
+  return cost.cachedCents === undefined ? `${cost.cents}` : `${cost.cents} fresh, ${cost.cachedCents} cached`;
+}
+
+/** "Cost: 1 cents." or "Cost: 2 cents fresh, 0 when served from cache.": the one wording of a price. */
+export function costSentence(op: Pick<Operation, 'cost'>): string {
+  return op.cost.cachedCents === undefined
+    ? `Cost: ${op.cost.cents} cents.`
+    : `Cost: ${op.cost.cents} cents fresh, ${op.cost.cachedCents} when served from cache.`;
+}
+
+export const READS: ToolHints = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+
+const FREE: Cost = Object.freeze({ cents: 0 });
+
+/** What every builder takes: the fields in which entries differ. */
+type EntryFields<In extends z.ZodType, Out extends z.ZodType> = Pick<
+  Operation<In, Out>,
+  'name' | 'title' | 'http' | 'mcp' | 'summary' | 'description' | 'errors' | 'input' | 'output'
+>;
+
+type Result<Out extends z.ZodType> = Promise<z.input<Out>>;
+
+function requireAgent(agentId: string | undefined): string {
+  if (agentId === undefined) throw new Error('an agent operation ran without an authenticated agent');
+  return agentId;
+}
+
+/** Keeps each entry's input and output types tied to its `run` while the table holds them all. */
+function erase<In extends z.ZodType, Out extends z.ZodType>(op: Operation<In, Out>): Operation {
+  return op as unknown as Operation;
+}
+
+/** An operation anyone may call, free. */
+export function publicOperation<In extends z.ZodType, Out extends z.ZodType>(
+  entry: EntryFields<In, Out> & { run(core: Core, input: z.output<In>): Result<Out> },
+): Operation {
+  const { run, ...fields } = entry;
+  return erase<In, Out>({
+    ...fields,
+    auth: 'none',
+    agentKeyField: 'none',
+    cost: FREE,
+    run: (core, _agent, input) => run(core, input),
+  });
+}
+
+/** An operation of the operator (admin token), free. */
+export function adminOperation<In extends z.ZodType, Out extends z.ZodType>(
+  entry: EntryFields<In, Out> & { run(core: Core, input: z.output<In>): Result<Out> },
+): Operation {
+  const { run, ...fields } = entry;
+  return erase<In, Out>({
+    ...fields,
+    auth: 'admin',
+    agentKeyField: 'none',
+    cost: FREE,
+    run: (core, _agent, input) => run(core, input),
+  });
+}
+
+/**
+ * A free operation of the calling agent. Its REST request may repeat the key in `agent_key`; an MCP-only
+ * one has no such field.
+ */
+export function agentOperation<In extends z.ZodType, Out extends z.ZodType>(
+  entry: EntryFields<In, Out> & { run(core: Core, agentId: string, input: z.output<In>): Result<Out> },
+): Operation {
+  const { run, ...fields } = entry;
+  return erase<In, Out>({
+    ...fields,
+    auth: 'agent',
+    agentKeyField: fields.http ? 'optional' : 'none',
+    cost: FREE,
+    run: (core, agent, input) => run(core, requireAgent(agent), input),
+  });
+}
+
+/** An entry built by `chargedOperation`, its ledger name kept in its type. */
+export type ChargedOperation<N extends ChargedOperationName = ChargedOperationName> = Operation & {
+  name: N;
+  idempotent: true;
+};
+
+/**
+ * An operation charged to the calling agent: the REST request repeats the key in `agent_key`, an
+ * idempotency key is honoured, and `run` receives the entry's `cost` and `name` as the charge, with the
+ * idempotency recorder, so what is charged is what the table declares.
+ */
+export function chargedOperation<N extends ChargedOperationName, In extends z.ZodType, Out extends z.ZodType>(
+  entry: EntryFields<In, Out> & {
+    name: N;
+    cost: Cost;
+    run(core: Core, agentId: string, input: z.output<In>, ctx: ChargeContext): Result<Out>;
+  },
+): ChargedOperation<N> {
+  const { run, ...fields } = entry;
+  const charge = Object.freeze({ operation: entry.name, ...entry.cost });
+  const op = erase<In, Out>({
+    ...fields,
+    auth: 'agent',
+    agentKeyField: 'required',
+    idempotent: true,
+    run: (core, agent, input, record) =>
+      run(core, requireAgent(agent), input, record === undefined ? { charge } : { charge, record }),
+  });
+  return op as ChargedOperation<N>;
+}
