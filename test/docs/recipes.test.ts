@@ -4,6 +4,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_LIMITS } from '../../src/core/limits.js';
+import { createOperations } from '../../src/core/operations.js';
+import { PRICES } from '../../src/core/pricing.js';
+import { createSchemas } from '../../src/core/schemas.js';
 import { portableSetupOutput } from '../../src/setup/setup-output.js';
 
 const read = (file: string) => readFile(file, 'utf8');
@@ -51,5 +55,22 @@ describe('client recipes', () => {
       expect(uses.length, file).toBeGreaterThan(0);
       for (const version of uses) expect(version, file).toBe(`@${pinned}`);
     }
+  });
+});
+
+describe("the README's price table", () => {
+  it('states the prices the operation table charges', async () => {
+    const readme = await read('README.md');
+    const cost = new Map(createOperations(createSchemas(DEFAULT_LIMITS)).map((op) => [op.name, op.cost]));
+    const memory = cost.get('memory_store')?.cents;
+    expect(cost.get('memory_retrieve')?.cents).toBe(memory);
+    expect(cost.get('memory_search')?.cents).toBe(memory);
+    const data = cost.get('data');
+    for (const free of ['register', 'account', 'account_transactions', 'memory_delete'])
+      expect(cost.get(free)?.cents, free).toBe(0);
+    expect(readme).toContain('| ping, register, account, ledger, delete memory | 0 |');
+    expect(readme).toContain(`| store, retrieve, list memories | ${memory} |`);
+    expect(readme).toContain(`| live data: fresh / from cache | ${data?.cents} / ${data?.cachedCents} |`);
+    expect(readme).toContain(`| starter credit at registration | +${PRICES.starterCredit} |`);
   });
 });
