@@ -1,11 +1,11 @@
 /**
  * A tiny fake Open-Meteo on loopback for the cached-data scenario: `/v1/search` (geocoding) and
- * `/v1/forecast` in the documented shapes (the test fixtures of test/live/fixtures/open-meteo.ts), so that the
+ * `/v1/forecast` in the documented shapes (the test fixtures of test/fixtures/live/open-meteo.ts), so that the
  * cache can be primed without the internet. Every place it is asked for exists.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FORECAST_PARIS, GEOCODING_PARIS } from '../test/live/fixtures/open-meteo.js';
+import { FORECAST_PARIS, GEOCODING_PARIS } from '../test/fixtures/live/open-meteo.js';
 
 const PLACE = GEOCODING_PARIS.results[0] as (typeof GEOCODING_PARIS.results)[number];
 

@@ -11,16 +11,7 @@ import type { LiveDataSource } from '../../src/core/live-port.js';
 import { type RunningServer, startServer } from '../../src/http/http-server.js';
 import { openService, type Service } from '../../src/service.js';
 
-/** A clock tests move by hand. */
-export class ManualClock implements Clock {
-  constructor(private ms = Date.parse('2026-11-21T12:00:00.000Z')) {}
-  now(): Date {
-    return new Date(this.ms);
-  }
-  advance(ms: number): void {
-    this.ms += ms;
-  }
-}
+export { ManualClock } from './manual-clock.js';
 
 export interface ApiResponse {
   status: number;

@@ -3,7 +3,7 @@
  * the tool call) share the identity resolved at the edge, with rate limits on.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeLiveSource } from '../helpers/fake-live-source.js';
+import { FakeLiveSource } from '../fakes/fake-live-source.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { initializeRequest } from '../mcp/mcp-harness.js';
 

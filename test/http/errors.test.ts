@@ -1,6 +1,6 @@
 /** Each row of the error table, over real HTTP: status, JSON body with a sentence and a code, nothing charged. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeLiveSource } from '../helpers/fake-live-source.js';
+import { FakeLiveSource } from '../fakes/fake-live-source.js';
 import { type ApiResponse, startTestServer, type TestServer } from '../helpers/test-server.js';
 
 function expectError(res: ApiResponse, status: number, code: string, mentions?: RegExp) {

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LiveResult } from '../../src/core/live-port.js';
-import { FakeLiveSource } from '../helpers/fake-live-source.js';
+import { FakeLiveSource } from '../fakes/fake-live-source.js';
 import {
   type ApiResponse,
   ledgerSum,

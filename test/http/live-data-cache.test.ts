@@ -1,7 +1,7 @@
 /** POST /api/ac/data: the shared cache, its ages, cache_minutes 0, and charging only for delivered fresh data. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/core/errors.js';
-import { FakeLiveSource } from '../helpers/fake-live-source.js';
+import { FakeLiveSource } from '../fakes/fake-live-source.js';
 import { ManualClock, startTestServer, type TestServer } from '../helpers/test-server.js';
 
 describe('live data cache and charging', () => {

@@ -1,8 +1,8 @@
 /** POST /api/ac/data end to end: the real providers, configured by environment, against a fake upstream. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPortUrl, type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
+import { FORECAST_PARIS, GEOCODING_PARIS } from '../fixtures/live/open-meteo.js';
 import { ManualClock, startTestServer, type TestServer } from '../helpers/test-server.js';
-import { FORECAST_PARIS, GEOCODING_PARIS } from '../live/fixtures/open-meteo.js';
 
 describe('live data through the real providers', () => {
   const clock = new ManualClock();

@@ -1,6 +1,6 @@
 /** The ledger's promises: exact costs, no charge on failure, never negative, balance = sum of entries. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeLiveSource } from '../helpers/fake-live-source.js';
+import { FakeLiveSource } from '../fakes/fake-live-source.js';
 import { ledgerSum, startTestServer, type TestServer } from '../helpers/test-server.js';
 
 describe('money', () => {

@@ -4,7 +4,7 @@
  * moves accounts between plans through the admin route.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeLiveSource } from '../helpers/fake-live-source.js';
+import { FakeLiveSource } from '../fakes/fake-live-source.js';
 import { ledgerSum, ManualClock, startTestServer, type TestServer } from '../helpers/test-server.js';
 
 const ADMIN = 'admin-token-for-plans-0123';

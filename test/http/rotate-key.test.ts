@@ -1,6 +1,6 @@
 /** POST /api/ac/account/rotate-key: a new key at once, the old one dead at once, nothing else changed. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeLiveSource } from '../helpers/fake-live-source.js';
+import { FakeLiveSource } from '../fakes/fake-live-source.js';
 import { ledgerSum, startTestServer, type TestServer } from '../helpers/test-server.js';
 
 describe('key rotation', () => {

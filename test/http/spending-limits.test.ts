@@ -3,7 +3,7 @@
  * max_cost_cents on data requests.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeLiveSource } from '../helpers/fake-live-source.js';
+import { FakeLiveSource } from '../fakes/fake-live-source.js';
 import { ledgerSum, ManualClock, startTestServer, type TestServer } from '../helpers/test-server.js';
 
 describe('daily spending limit', () => {

@@ -1,22 +1,17 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { braveDate, fetchBraveNews, fetchBraveWeb } from '../../src/live/brave.js';
 import type { LiveConfig } from '../../src/live/live-config.js';
 import { httpClientFor } from '../../src/live/live-data-source.js';
-import { type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
-import { BRAVE_NEWS_PATH, BRAVE_NEWS_RUST, BRAVE_WEB_PATH, BRAVE_WEB_RUST } from './fixtures/brave.js';
+import { useFakeUpstream } from '../fakes/use-fake-upstream.js';
+import { BRAVE_NEWS_PATH, BRAVE_NEWS_RUST, BRAVE_WEB_PATH, BRAVE_WEB_RUST } from '../fixtures/live/brave.js';
 import { appErrorOf, liveConfig, USER_AGENT } from './helpers.js';
 
 describe('news and web search (Brave Search API)', () => {
-  let up: FakeUpstream;
-
-  beforeAll(async () => {
-    up = await startFakeUpstream();
-  });
-  afterAll(() => up.close());
-  beforeEach(() => {
-    up.reset();
-    up.route(BRAVE_NEWS_PATH, { json: BRAVE_NEWS_RUST });
-    up.route(BRAVE_WEB_PATH, { json: BRAVE_WEB_RUST });
+  const up = useFakeUpstream({
+    routes: {
+      [BRAVE_NEWS_PATH]: { json: BRAVE_NEWS_RUST },
+      [BRAVE_WEB_PATH]: { json: BRAVE_WEB_RUST },
+    },
   });
 
   const run = (

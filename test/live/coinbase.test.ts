@@ -1,21 +1,17 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fetchCoinbasePrice } from '../../src/live/coinbase.js';
 import { httpClientFor } from '../../src/live/live-data-source.js';
 import { parsePriceQuery } from '../../src/live/price-query.js';
-import { closedPortUrl, type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
-import { COINBASE_BAD_REQUEST, COINBASE_BTC_EUR, COINBASE_NOT_FOUND } from './fixtures/exchanges.js';
+import { closedPortUrl } from '../fakes/fake-upstream.js';
+import { useFakeUpstream } from '../fakes/use-fake-upstream.js';
+import { COINBASE_BAD_REQUEST, COINBASE_BTC_EUR, COINBASE_NOT_FOUND } from '../fixtures/live/exchanges.js';
 import { appErrorOf, liveConfig, USER_AGENT } from './helpers.js';
 
 describe('price (Coinbase)', () => {
-  let coinbase: FakeUpstream;
-
-  beforeAll(async () => {
-    coinbase = await startFakeUpstream();
-  });
-  afterAll(() => coinbase.close());
-  beforeEach(() => {
-    coinbase.reset();
-    coinbase.route('/v2/prices/BTC-EUR/spot', { json: COINBASE_BTC_EUR });
+  const coinbase = useFakeUpstream({
+    routes: {
+      '/v2/prices/BTC-EUR/spot': { json: COINBASE_BTC_EUR },
+    },
   });
 
   const fetch = (query: string, deadline?: number) => {

@@ -1,20 +1,16 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLiveDataSource } from '../../src/live/live-data-source.js';
-import { closedPortUrl, type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
-import { SEARCH_BTC, SIMPLE_PRICE } from './fixtures/price.js';
+import { closedPortUrl } from '../fakes/fake-upstream.js';
+import { useFakeUpstream } from '../fakes/use-fake-upstream.js';
+import { SEARCH_BTC, SIMPLE_PRICE } from '../fixtures/live/price.js';
 import { appErrorOf, liveConfig, USER_AGENT } from './helpers.js';
 
 describe('price (CoinGecko)', () => {
-  let gecko: FakeUpstream;
-
-  beforeAll(async () => {
-    gecko = await startFakeUpstream();
-  });
-  afterAll(() => gecko.close());
-  beforeEach(() => {
-    gecko.reset();
-    gecko.route('/api/v3/search', { json: SEARCH_BTC });
-    gecko.route('/api/v3/simple/price', { json: SIMPLE_PRICE });
+  const gecko = useFakeUpstream({
+    routes: {
+      '/api/v3/search': { json: SEARCH_BTC },
+      '/api/v3/simple/price': { json: SIMPLE_PRICE },
+    },
   });
 
   const source = (extra = {}) => createLiveDataSource(liveConfig({ coingecko: gecko.url }, extra));

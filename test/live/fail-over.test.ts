@@ -1,21 +1,24 @@
 /** The default chains: with their first upstream dead, each kind of data still answers from the next. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createLiveDataSource } from '../../src/live/live-data-source.js';
 import { PROVIDER_IDS } from '../../src/live/providers.js';
-import { closedPortUrl, type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
-import { COINBASE_BTC_EUR, GOLD_XAU } from './fixtures/exchanges.js';
-import { GOOGLE_NEWS_PATH, GOOGLE_NEWS_RUST } from './fixtures/google-news.js';
-import { WIKI_PATH, WIKI_PYTHON } from './fixtures/search.js';
-import { WTTR_PARIS } from './fixtures/wttr.js';
+import { closedPortUrl } from '../fakes/fake-upstream.js';
+import { useFakeUpstream } from '../fakes/use-fake-upstream.js';
+import { COINBASE_BTC_EUR, GOLD_XAU } from '../fixtures/live/exchanges.js';
+import { GOOGLE_NEWS_PATH, GOOGLE_NEWS_RUST } from '../fixtures/live/google-news.js';
+import { WIKI_PATH, WIKI_PYTHON } from '../fixtures/live/search.js';
+import { WTTR_PARIS } from '../fixtures/live/wttr.js';
 import { appErrorOf, liveConfig } from './helpers.js';
 
 describe('fail-over across the default chains', () => {
-  let up: FakeUpstream;
   let dead: string;
 
   beforeAll(async () => {
     dead = await closedPortUrl();
-    up = await startFakeUpstream({
+  });
+  const up = useFakeUpstream({
+    reset: 'once',
+    routes: {
       '/paris': { json: WTTR_PARIS },
       '/api/v3/search': { status: 500 },
       '/v2/prices/BTC-EUR/spot': { json: COINBASE_BTC_EUR },
@@ -23,9 +26,8 @@ describe('fail-over across the default chains', () => {
       [GOOGLE_NEWS_PATH]: { text: GOOGLE_NEWS_RUST, contentType: 'application/rss+xml; charset=utf-8' },
       '/': { status: 503 },
       [WIKI_PATH]: { json: WIKI_PYTHON },
-    });
+    },
   });
-  afterAll(() => up.close());
 
   const source = () =>
     createLiveDataSource(

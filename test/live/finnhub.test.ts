@@ -1,25 +1,21 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fetchFinnhubPrice, NO_FINNHUB_KEY } from '../../src/live/finnhub.js';
 import type { LiveConfig } from '../../src/live/live-config.js';
 import { httpClientFor } from '../../src/live/live-data-source.js';
 import { parsePriceQuery } from '../../src/live/price-query.js';
-import { closedPortUrl, type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
-import { FINNHUB_AAPL, FINNHUB_UNKNOWN } from './fixtures/exchanges.js';
+import { closedPortUrl } from '../fakes/fake-upstream.js';
+import { useFakeUpstream } from '../fakes/use-fake-upstream.js';
+import { FINNHUB_AAPL, FINNHUB_UNKNOWN } from '../fixtures/live/exchanges.js';
 import { appErrorOf, liveConfig, USER_AGENT } from './helpers.js';
 
 const QUOTE = '/api/v1/quote';
 const KEY = 'fh-test-key';
 
 describe('price (Finnhub)', () => {
-  let finnhub: FakeUpstream;
-
-  beforeAll(async () => {
-    finnhub = await startFakeUpstream();
-  });
-  afterAll(() => finnhub.close());
-  beforeEach(() => {
-    finnhub.reset();
-    finnhub.route(QUOTE, { json: FINNHUB_AAPL });
+  const finnhub = useFakeUpstream({
+    routes: {
+      [QUOTE]: { json: FINNHUB_AAPL },
+    },
   });
 
   const fetch = (

@@ -1,19 +1,15 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLiveDataSource } from '../../src/live/live-data-source.js';
-import { closedPortUrl, type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
-import { FRANKFURTER_EUR_GBP } from './fixtures/price.js';
+import { closedPortUrl } from '../fakes/fake-upstream.js';
+import { useFakeUpstream } from '../fakes/use-fake-upstream.js';
+import { FRANKFURTER_EUR_GBP } from '../fixtures/live/price.js';
 import { appErrorOf, liveConfig, USER_AGENT } from './helpers.js';
 
 describe('price (Frankfurter)', () => {
-  let fx: FakeUpstream;
-
-  beforeAll(async () => {
-    fx = await startFakeUpstream();
-  });
-  afterAll(() => fx.close());
-  beforeEach(() => {
-    fx.reset();
-    fx.route('/v1/latest', { json: FRANKFURTER_EUR_GBP });
+  const fx = useFakeUpstream({
+    routes: {
+      '/v1/latest': { json: FRANKFURTER_EUR_GBP },
+    },
   });
 
   const source = (extra = {}) => createLiveDataSource(liveConfig({ frankfurter: fx.url }, extra));

@@ -1,24 +1,19 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fetchGdeltNews, gdeltDate } from '../../src/live/gdelt.js';
 import { httpClientFor } from '../../src/live/live-data-source.js';
 import { normaliseNewsItems } from '../../src/live/news-items.js';
-import { type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
-import { GDELT_PATH, GDELT_QUERY_TEXT, GDELT_RATE_LIMIT_TEXT, GDELT_RUST } from './fixtures/gdelt.js';
+import { useFakeUpstream } from '../fakes/use-fake-upstream.js';
+import { GDELT_PATH, GDELT_QUERY_TEXT, GDELT_RATE_LIMIT_TEXT, GDELT_RUST } from '../fixtures/live/gdelt.js';
 import { appErrorOf, liveConfig, USER_AGENT } from './helpers.js';
 
 const PLAIN = 'text/plain; charset=utf-8';
 const REFUSAL = { text: GDELT_RATE_LIMIT_TEXT, contentType: PLAIN };
 
 describe('news (GDELT DOC 2.0)', () => {
-  let up: FakeUpstream;
-
-  beforeAll(async () => {
-    up = await startFakeUpstream();
-  });
-  afterAll(() => up.close());
-  beforeEach(() => {
-    up.reset();
-    up.route(GDELT_PATH, { json: GDELT_RUST });
+  const up = useFakeUpstream({
+    routes: {
+      [GDELT_PATH]: { json: GDELT_RUST },
+    },
   });
 
   const fetchNews = (query = 'rust', deadline?: number) => {

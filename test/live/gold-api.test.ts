@@ -1,21 +1,17 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fetchGoldApiPrice } from '../../src/live/gold-api.js';
 import { httpClientFor } from '../../src/live/live-data-source.js';
 import { parsePriceQuery } from '../../src/live/price-query.js';
-import { closedPortUrl, type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
-import { GOLD_XAU } from './fixtures/exchanges.js';
+import { closedPortUrl } from '../fakes/fake-upstream.js';
+import { useFakeUpstream } from '../fakes/use-fake-upstream.js';
+import { GOLD_XAU } from '../fixtures/live/exchanges.js';
 import { appErrorOf, liveConfig, USER_AGENT } from './helpers.js';
 
 describe('price (gold-api.com)', () => {
-  let gold: FakeUpstream;
-
-  beforeAll(async () => {
-    gold = await startFakeUpstream();
-  });
-  afterAll(() => gold.close());
-  beforeEach(() => {
-    gold.reset();
-    gold.route('/price/XAU', { json: GOLD_XAU });
+  const gold = useFakeUpstream({
+    routes: {
+      '/price/XAU': { json: GOLD_XAU },
+    },
   });
 
   const fetch = (query: string, deadline?: number) => {

@@ -1,27 +1,22 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fetchGoogleNews, parseFeed, splitHeadline } from '../../src/live/google-news.js';
 import { httpClientFor } from '../../src/live/live-data-source.js';
-import { type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
+import { useFakeUpstream } from '../fakes/use-fake-upstream.js';
 import {
   GOOGLE_NEWS_EMPTY,
   GOOGLE_NEWS_PATH,
   GOOGLE_NEWS_RUST,
   GOOGLE_SORRY_PAGE,
-} from './fixtures/google-news.js';
+} from '../fixtures/live/google-news.js';
 import { appErrorOf, liveConfig, USER_AGENT } from './helpers.js';
 
 const XML = 'application/xml; charset=utf-8';
 
 describe('news (Google News RSS)', () => {
-  let up: FakeUpstream;
-
-  beforeAll(async () => {
-    up = await startFakeUpstream();
-  });
-  afterAll(() => up.close());
-  beforeEach(() => {
-    up.reset();
-    up.route(GOOGLE_NEWS_PATH, { text: GOOGLE_NEWS_RUST, contentType: XML });
+  const up = useFakeUpstream({
+    routes: {
+      [GOOGLE_NEWS_PATH]: { text: GOOGLE_NEWS_RUST, contentType: XML },
+    },
   });
 
   const fetchNews = (query = 'rust', deadline?: number) => {

@@ -1,23 +1,18 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { AppError } from '../../src/core/errors.js';
 import { buildUrl, createHttpClient, parseRetryAfter, type Upstream } from '../../src/live/http-client.js';
 import { cleanText, decodeEntities, httpUrl } from '../../src/live/text.js';
-import { closedPortUrl, type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
+import { closedPortUrl } from '../fakes/fake-upstream.js';
+import { useFakeUpstream } from '../fakes/use-fake-upstream.js';
 import { appErrorOf } from './helpers.js';
 
 const THING: Upstream = { id: 'thing', name: 'Thing', kind: 'test' };
 const schema = z.object({ ok: z.boolean() });
 
 describe('http client', () => {
-  let fake: FakeUpstream;
+  const fake = useFakeUpstream();
   const http = createHttpClient({ userAgent: 'ua-test/1', timeoutMs: 200 });
-
-  beforeAll(async () => {
-    fake = await startFakeUpstream();
-  });
-  afterAll(() => fake.close());
-  beforeEach(() => fake.reset());
 
   it('sends User-Agent and Accept, plus extra headers, and returns the validated body', async () => {
     fake.route('/x', { json: { ok: true, extra: 1 } });

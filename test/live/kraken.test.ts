@@ -1,23 +1,19 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fetchKrakenPrice } from '../../src/live/kraken.js';
 import { httpClientFor } from '../../src/live/live-data-source.js';
 import { parsePriceQuery } from '../../src/live/price-query.js';
-import { closedPortUrl, type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
-import { KRAKEN_UNAVAILABLE, KRAKEN_UNKNOWN_PAIR, KRAKEN_XBTUSD } from './fixtures/exchanges.js';
+import { closedPortUrl } from '../fakes/fake-upstream.js';
+import { useFakeUpstream } from '../fakes/use-fake-upstream.js';
+import { KRAKEN_UNAVAILABLE, KRAKEN_UNKNOWN_PAIR, KRAKEN_XBTUSD } from '../fixtures/live/exchanges.js';
 import { appErrorOf, liveConfig, USER_AGENT } from './helpers.js';
 
 const TICKER = '/0/public/Ticker';
 
 describe('price (Kraken)', () => {
-  let kraken: FakeUpstream;
-
-  beforeAll(async () => {
-    kraken = await startFakeUpstream();
-  });
-  afterAll(() => kraken.close());
-  beforeEach(() => {
-    kraken.reset();
-    kraken.route(TICKER, { json: KRAKEN_XBTUSD });
+  const kraken = useFakeUpstream({
+    routes: {
+      [TICKER]: { json: KRAKEN_XBTUSD },
+    },
   });
 
   const fetch = (query: string, deadline?: number) => {

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLiveDataSource } from '../../src/live/live-data-source.js';
-import { closedPortUrl, type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
+import { closedPortUrl } from '../fakes/fake-upstream.js';
+import { useFakeUpstream } from '../fakes/use-fake-upstream.js';
 import { appErrorOf, liveConfig, USER_AGENT } from './helpers.js';
 
 const hit = (fields: Record<string, unknown>) => ({
@@ -53,15 +54,10 @@ const HN_RUST = {
 };
 
 describe('news (HN Algolia)', () => {
-  let hn: FakeUpstream;
-
-  beforeAll(async () => {
-    hn = await startFakeUpstream();
-  });
-  afterAll(() => hn.close());
-  beforeEach(() => {
-    hn.reset();
-    hn.route('/api/v1/search_by_date', { json: HN_RUST });
+  const hn = useFakeUpstream({
+    routes: {
+      '/api/v1/search_by_date': { json: HN_RUST },
+    },
   });
 
   const source = (extra = {}) => createLiveDataSource(liveConfig({ hnAlgolia: hn.url }, extra));

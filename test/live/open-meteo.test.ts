@@ -1,27 +1,13 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLiveDataSource } from '../../src/live/live-data-source.js';
-import { closedPortUrl, type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
-import { CURRENT, FORECAST_PARIS, GEOCODING_PARIS } from './fixtures/open-meteo.js';
+import { closedPortUrl } from '../fakes/fake-upstream.js';
+import { useFakeUpstream } from '../fakes/use-fake-upstream.js';
+import { CURRENT, FORECAST_PARIS, GEOCODING_PARIS } from '../fixtures/live/open-meteo.js';
 import { appErrorOf, liveConfig, USER_AGENT } from './helpers.js';
 
 describe('weather (Open-Meteo)', () => {
-  let geo: FakeUpstream;
-  let forecast: FakeUpstream;
-
-  beforeAll(async () => {
-    geo = await startFakeUpstream();
-    forecast = await startFakeUpstream();
-  });
-  afterAll(async () => {
-    await geo.close();
-    await forecast.close();
-  });
-  beforeEach(() => {
-    geo.reset();
-    forecast.reset();
-    geo.route('/v1/search', { json: GEOCODING_PARIS });
-    forecast.route('/v1/forecast', { json: FORECAST_PARIS });
-  });
+  const geo = useFakeUpstream({ routes: { '/v1/search': { json: GEOCODING_PARIS } } });
+  const forecast = useFakeUpstream({ routes: { '/v1/forecast': { json: FORECAST_PARIS } } });
 
   const source = (extra = {}) =>
     createLiveDataSource(

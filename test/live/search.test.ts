@@ -1,20 +1,16 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLiveDataSource } from '../../src/live/live-data-source.js';
-import { closedPortUrl, type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
-import { DDG_PATH, ddgPython, EMPTY_DDG, WIKI_PATH, WIKI_PYTHON } from './fixtures/search.js';
+import { closedPortUrl } from '../fakes/fake-upstream.js';
+import { useFakeUpstream } from '../fakes/use-fake-upstream.js';
+import { DDG_PATH, ddgPython, EMPTY_DDG, WIKI_PATH, WIKI_PYTHON } from '../fixtures/live/search.js';
 import { appErrorOf, liveConfig, USER_AGENT } from './helpers.js';
 
 describe('search (DuckDuckGo + Wikipedia)', () => {
-  let up: FakeUpstream;
-
-  beforeAll(async () => {
-    up = await startFakeUpstream();
-  });
-  afterAll(() => up.close());
-  beforeEach(() => {
-    up.reset();
-    up.route(DDG_PATH, { text: JSON.stringify(ddgPython(up.url)), contentType: 'application/x-javascript' });
-    up.route(WIKI_PATH, { json: WIKI_PYTHON });
+  const up = useFakeUpstream({
+    routes: ({ url }) => ({
+      [DDG_PATH]: { text: JSON.stringify(ddgPython(url)), contentType: 'application/x-javascript' },
+      [WIKI_PATH]: { json: WIKI_PYTHON },
+    }),
   });
 
   const source = (extra = {}) =>

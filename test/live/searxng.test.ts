@@ -1,21 +1,16 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { httpClientFor } from '../../src/live/live-data-source.js';
 import { normaliseWebResults } from '../../src/live/news-items.js';
 import { fetchSearxng } from '../../src/live/searxng.js';
-import { type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
-import { SEARXNG_ALL_ENGINES_FAILED, SEARXNG_PATH, SEARXNG_RUST } from './fixtures/searxng.js';
+import { useFakeUpstream } from '../fakes/use-fake-upstream.js';
+import { SEARXNG_ALL_ENGINES_FAILED, SEARXNG_PATH, SEARXNG_RUST } from '../fixtures/live/searxng.js';
 import { appErrorOf, liveConfig, USER_AGENT } from './helpers.js';
 
 describe('web search (SearXNG)', () => {
-  let up: FakeUpstream;
-
-  beforeAll(async () => {
-    up = await startFakeUpstream();
-  });
-  afterAll(() => up.close());
-  beforeEach(() => {
-    up.reset();
-    up.route(SEARXNG_PATH, { json: SEARXNG_RUST });
+  const up = useFakeUpstream({
+    routes: {
+      [SEARXNG_PATH]: { json: SEARXNG_RUST },
+    },
   });
 
   const search = (query = 'rust language', base: string | null = up.url, deadline?: number) => {

@@ -1,21 +1,17 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { LiveConfig } from '../../src/live/live-config.js';
 import { httpClientFor } from '../../src/live/live-data-source.js';
 import { fetchWttrWeather, observedAtUtc } from '../../src/live/wttr.js';
-import { closedPortUrl, type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
-import { WTTR_PARIS, wttrAt } from './fixtures/wttr.js';
+import { closedPortUrl } from '../fakes/fake-upstream.js';
+import { useFakeUpstream } from '../fakes/use-fake-upstream.js';
+import { WTTR_PARIS, wttrAt } from '../fixtures/live/wttr.js';
 import { appErrorOf, liveConfig, USER_AGENT } from './helpers.js';
 
 describe('weather (wttr.in)', () => {
-  let wttr: FakeUpstream;
-
-  beforeAll(async () => {
-    wttr = await startFakeUpstream();
-  });
-  afterAll(() => wttr.close());
-  beforeEach(() => {
-    wttr.reset();
-    wttr.route('/Paris', { json: WTTR_PARIS });
+  const wttr = useFakeUpstream({
+    routes: {
+      '/Paris': { json: WTTR_PARIS },
+    },
   });
 
   const fetch = (query = 'Paris', extra: Partial<LiveConfig> = {}, deadline?: number) => {

@@ -9,10 +9,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_AGENT_FILE } from '../../src/store/json-file-store.js';
 import { type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
+import { FORECAST_PARIS, GEOCODING_PARIS } from '../fixtures/live/open-meteo.js';
 import { spawnServe } from '../helpers/spawn-serve.js';
 import { connectStdio, toolJson } from '../helpers/stdio-client.js';
 import { request } from '../helpers/test-server.js';
-import { FORECAST_PARIS, GEOCODING_PARIS } from '../live/fixtures/open-meteo.js';
 
 async function localKey(dataDir: string): Promise<string> {
   const file = path.join(dataDir, LOCAL_AGENT_FILE);

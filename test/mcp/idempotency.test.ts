@@ -1,7 +1,7 @@
 /** `_meta.idempotency_key` on MCP tool calls: the same rules as REST's Idempotency-Key, on the same records. */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeLiveSource } from '../helpers/fake-live-source.js';
+import { FakeLiveSource } from '../fakes/fake-live-source.js';
 import { ledgerSum, startTestServer, type TestServer } from '../helpers/test-server.js';
 import { connectHttpClient, textJson } from './mcp-harness.js';
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openService } from '../../src/service.js';
 import { LOCAL_AGENT_FILE, STORE_FILE } from '../../src/store/json-file-store.js';
-import { FakeLiveSource } from '../helpers/fake-live-source.js';
+import { FakeLiveSource } from '../fakes/fake-live-source.js';
 import { CLI } from '../helpers/spawn-serve.js';
 import { connectStdio, toolJson } from '../helpers/stdio-client.js';
 import { startTestServer } from '../helpers/test-server.js';

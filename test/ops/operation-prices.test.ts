@@ -14,7 +14,7 @@ import type { Operation } from '../../src/core/operations.js';
 import { runOperation } from '../../src/core/run-operation.js';
 import { parseInput } from '../../src/core/validation.js';
 import { openService, type Service } from '../../src/service.js';
-import { FakeLiveSource } from '../helpers/fake-live-source.js';
+import { FakeLiveSource } from '../fakes/fake-live-source.js';
 
 /** A valid request for each charged operation, in an order in which each succeeds. */
 const SAMPLE_INPUTS: Record<(typeof CHARGED_OPERATIONS)[number], Record<string, unknown>> = {

@@ -22,7 +22,7 @@ import { createLogger } from '../../src/logger.js';
 import { openService } from '../../src/service.js';
 import { StateStore } from '../../src/store/state-store.js';
 import { StoreState } from '../../src/store/store-state.js';
-import { FakeLiveSource } from '../helpers/fake-live-source.js';
+import { FakeLiveSource } from '../fakes/fake-live-source.js';
 import { request, startTestServer, type TestServer } from '../helpers/test-server.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

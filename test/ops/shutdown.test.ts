@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
+import { FORECAST_PARIS, GEOCODING_PARIS } from '../fixtures/live/open-meteo.js';
 import { type SpawnedServer, spawnServe } from '../helpers/spawn-serve.js';
 import { request } from '../helpers/test-server.js';
-import { FORECAST_PARIS, GEOCODING_PARIS } from '../live/fixtures/open-meteo.js';
 
 /** Whether a new TCP connection to the server's port is refused. */
 function refused(url: string): Promise<boolean> {

@@ -18,7 +18,7 @@ import { fieldsOf, parseInput } from '../../src/core/validation.js';
 import { openService, type Service } from '../../src/service.js';
 import { JOURNAL_FILE, STORE_FILE } from '../../src/store/json-file-store.js';
 import type { Snapshot } from '../../src/store/store-state.js';
-import { FakeLiveSource } from '../helpers/fake-live-source.js';
+import { FakeLiveSource } from '../fakes/fake-live-source.js';
 import type { ManualClock } from '../helpers/test-server.js';
 
 /** How the upstream answers a (normalised) query: data, or one of the failures a provider chain reports. */

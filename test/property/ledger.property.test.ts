@@ -51,7 +51,7 @@ import type { Operation } from '../../src/core/operations.js';
 import { runOperation } from '../../src/core/run-operation.js';
 import { parseInput } from '../../src/core/validation.js';
 import { openService } from '../../src/service.js';
-import { FakeLiveSource } from '../helpers/fake-live-source.js';
+import { FakeLiveSource } from '../fakes/fake-live-source.js';
 import { ManualClock } from '../helpers/test-server.js';
 import {
   type Dump,

@@ -3,7 +3,7 @@
  * that of some serial order — the one the ledger records.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeLiveSource } from '../helpers/fake-live-source.js';
+import { FakeLiveSource } from '../fakes/fake-live-source.js';
 import { type ApiResponse, startTestServer, type TestServer } from '../helpers/test-server.js';
 
 const ADMIN = 'operator-token-0123456789';

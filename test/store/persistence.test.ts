@@ -12,7 +12,7 @@ import {
   readLockHolder,
 } from '../../src/store/data-dir-lock.js';
 import { openJsonFileStore, STORE_FILE, StoreFileError } from '../../src/store/json-file-store.js';
-import { FakeLiveSource } from '../helpers/fake-live-source.js';
+import { FakeLiveSource } from '../fakes/fake-live-source.js';
 import { ledgerSum, startTestServer, type TestServer } from '../helpers/test-server.js';
 
 const holder = (command = 'test') => ({ pid: process.pid, command, startedAt: new Date().toISOString() });
