@@ -110,32 +110,33 @@ function erase<In extends z.ZodType, Out extends z.ZodType>(op: Operation<In, Ou
   return op as unknown as Operation;
 }
 
-/** An operation anyone may call, free. */
-export function publicOperation<In extends z.ZodType, Out extends z.ZodType>(
+/** A free operation that needs no agent: anyone's (`none`) or the operator's (`admin`). */
+function withoutAgent<In extends z.ZodType, Out extends z.ZodType>(
+  auth: 'none' | 'admin',
   entry: EntryFields<In, Out> & { run(core: Core, input: z.output<In>): Result<Out> },
 ): Operation {
   const { run, ...fields } = entry;
   return erase<In, Out>({
     ...fields,
-    auth: 'none',
+    auth,
     agentKeyField: 'none',
     cost: FREE,
     run: (core, _agent, input) => run(core, input),
   });
 }
 
+/** An operation anyone may call, free. */
+export function publicOperation<In extends z.ZodType, Out extends z.ZodType>(
+  entry: EntryFields<In, Out> & { run(core: Core, input: z.output<In>): Result<Out> },
+): Operation {
+  return withoutAgent('none', entry);
+}
+
 /** An operation of the operator (admin token), free. */
 export function adminOperation<In extends z.ZodType, Out extends z.ZodType>(
   entry: EntryFields<In, Out> & { run(core: Core, input: z.output<In>): Result<Out> },
 ): Operation {
-  const { run, ...fields } = entry;
-  return erase<In, Out>({
-    ...fields,
-    auth: 'admin',
-    agentKeyField: 'none',
-    cost: FREE,
-    run: (core, _agent, input) => run(core, input),
-  });
+  return withoutAgent('admin', entry);
 }
 
 /**
