@@ -1,8 +1,9 @@
 /**
- * E-mail address checks beyond the syntax that zod's `z.email()` checks: the length limits of RFC 5321
- * (local part 64, each domain label 63) and whether the domain belongs to a disposable (throwaway)
- * address provider, from mailchecker's list (a data package, no framework). A subdomain of a listed
- * domain is disposable too. These rules hold for registration on every face, whatever AC_RATE_LIMIT says.
+ * E-mail address rules beyond the syntax that zod's `z.email()` checks: the length limits of RFC 5321
+ * (whole address 254, local part 64, each domain label 63) and whether the domain belongs to a disposable
+ * (throwaway) address provider, from mailchecker's list (a data package, no framework). A subdomain of a
+ * listed domain is disposable too. These rules hold for registration on every face, whatever AC_RATE_LIMIT
+ * says.
  */
 import mailchecker from 'mailchecker';
 
@@ -24,12 +25,11 @@ export function isDisposableDomain(domain: string): boolean {
   }
 }
 
-/** Whether the address keeps RFC 5321's limits: a local part of at most 64 characters, labels of at most 63. */
-export function withinRfcLengths(email: string): boolean {
-  const at = email.lastIndexOf('@');
-  if (at < 1 || at > 64) return false;
-  return email
-    .slice(at + 1)
-    .split('.')
-    .every((label) => label.length <= 63);
-}
+/** The longest address (RFC 5321's path limit less its angle brackets). */
+export const EMAIL_MAX_CHARS = 254;
+
+/**
+ * RFC 5321's part lengths, as a pattern that a JSON Schema validator can apply too: at most 64 characters
+ * before the @, at most 63 in each dot-separated part of the domain.
+ */
+export const EMAIL_PART_LENGTHS = /^[^@]{1,64}@[^@.]{1,63}(?:\.[^@.]{1,63})*$/u;

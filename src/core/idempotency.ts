@@ -16,16 +16,21 @@ import { IDEMPOTENCY_RETENTION_MS, type JsonObject } from './model.js';
 import type { StorePort } from './store-port.js';
 
 export const IDEMPOTENCY_KEY_MAX_CHARS = 255;
-const KEY_SHAPE = /^[\x20-\x7e]+$/u;
+
+/**
+ * What a key may hold: printable ASCII (U+0020-U+007E), not only spaces. The one definition of the rule,
+ * applied here and published as the OpenAPI `Idempotency-Key` parameter's pattern (with maxLength
+ * `IDEMPOTENCY_KEY_MAX_CHARS`); linear, and the same with or without the `u` flag.
+ */
+export const IDEMPOTENCY_KEY_PATTERN = /^\x20*[\x21-\x7e][\x20-\x7e]*$/u;
 
 /** Checks a key as sent by a client (header or `_meta`); `undefined` when none was sent. */
 export function parseIdempotencyKey(raw: unknown, where: string): string | undefined {
   if (raw === undefined) return undefined;
   if (
     typeof raw !== 'string' ||
-    raw.trim() === '' ||
     raw.length > IDEMPOTENCY_KEY_MAX_CHARS ||
-    !KEY_SHAPE.test(raw)
+    !IDEMPOTENCY_KEY_PATTERN.test(raw)
   ) {
     throw new AppError(
       'invalid_input',

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import type { ErrorCode } from '../core/errors.js';
+import { IDEMPOTENCY_KEY_MAX_CHARS, IDEMPOTENCY_KEY_PATTERN } from '../core/idempotency.js';
 import { costSentence, type RestOperation } from '../core/operations.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
 import { AUTH_DESCRIPTION, type DocumentContext, type DocumentRoute } from './document-context.js';
@@ -33,9 +34,15 @@ const IDEMPOTENCY_KEY_PARAMETER = {
   description:
     'Makes a retry safe: the same key with the same request returns the first response (with header ' +
     'Idempotent-Replayed: true) and charges nothing more; with a different request, 422; while the first is ' +
-    'still running, 409. 1-255 printable ASCII characters, kept at least 24 hours, per agent. Only ' +
+    `still running, 409. 1-${IDEMPOTENCY_KEY_MAX_CHARS} printable ASCII characters, kept at least 24 hours, per agent. Only ` +
     'successful responses are stored: a failed request can be retried with the same key.',
-  schema: { type: 'string', minLength: 1, maxLength: 255 },
+  // The rule parseIdempotencyKey applies, from its one definition.
+  schema: {
+    type: 'string',
+    minLength: 1,
+    maxLength: IDEMPOTENCY_KEY_MAX_CHARS,
+    pattern: IDEMPOTENCY_KEY_PATTERN.source,
+  },
 };
 const BODY_ERRORS: ErrorCode[] = ['invalid_json', 'payload_too_large', 'unsupported_media_type'];
 

@@ -1,0 +1,124 @@
+/**
+ * The schemas of the memory operations (memory.ts) and of a stored memory, built from the configured limits.
+ * Inputs are strict: an unknown field is a 400 naming it, because a misspelt optional field would otherwise
+ * be silently ignored.
+ */
+import { Buffer } from 'node:buffer';
+import { z } from 'zod';
+import type { Limits } from '../limits.js';
+import { type JsonObject, MEMORY_TYPES } from '../model.js';
+import { billed, boundedInt, NO_BIDI_CONTROLS, NO_CONTROL_CHARS, Timestamp, UTF16_UNITS } from './fields.js';
+
+function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Whether a JSON value nests at most `max` levels deep, checked without recursion. */
+function depthWithin(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop() as [unknown, number];
+    if (typeof current !== 'object' || current === null) continue;
+    if (depth > max) return false;
+    for (const child of Object.values(current)) stack.push([child, depth + 1]);
+  }
+  return true;
+}
+
+const MemoryType = z.enum(MEMORY_TYPES).describe('Kind of memory: context, preference, workflow or fact.');
+
+/** A stored memory, as every memory operation answers it. */
+const Memory = z
+  .object({
+    memory_key: z.string(),
+    memory_value: z.string(),
+    memory_type: MemoryType,
+    metadata: z.record(z.string(), z.unknown()),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .describe('A stored memory.');
+
+export function createMemorySchemas(limits: Limits) {
+  const MemoryKey = z
+    .string()
+    .min(1, 'memory_key must not be empty')
+    .max(limits.memoryKeyMaxChars, `memory_key must be at most ${limits.memoryKeyMaxChars} characters`)
+    .regex(NO_CONTROL_CHARS, 'memory_key must not contain control characters')
+    .regex(
+      NO_BIDI_CONTROLS,
+      'memory_key must not contain bidirectional formatting characters (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069)',
+    )
+    .describe(
+      `Name of the memory, unique per agent; 1-${limits.memoryKeyMaxChars} characters (${UTF16_UNITS}), no control or bidirectional formatting characters.`,
+    );
+
+  const MemoryValue = z
+    .string()
+    .refine(
+      (value) => Buffer.byteLength(value, 'utf8') <= limits.memoryValueMaxBytes,
+      `memory_value must be at most ${limits.memoryValueMaxBytes} bytes of UTF-8`,
+    )
+    .describe(`The text to remember; at most ${limits.memoryValueMaxBytes} bytes of UTF-8.`);
+
+  /** Any JSON object, kept exactly as sent: keys such as `__proto__` are ordinary keys. */
+  const Metadata = z
+    .unknown()
+    .refine(isJsonObject, { message: 'metadata must be a JSON object', abort: true })
+    .refine((value) => depthWithin(value, limits.metadataMaxDepth), {
+      message: `metadata must not nest deeper than ${limits.metadataMaxDepth} levels`,
+      abort: true,
+    })
+    .refine(
+      (value) => Buffer.byteLength(JSON.stringify(value), 'utf8') <= limits.metadataMaxBytes,
+      `metadata must be at most ${limits.metadataMaxBytes} bytes when serialised as JSON`,
+    )
+    .meta({ type: 'object', additionalProperties: true })
+    .describe(
+      `Free-form JSON object; at most ${limits.metadataMaxBytes} bytes serialised.`,
+    ) as unknown as z.ZodType<JsonObject, JsonObject>;
+
+  return {
+    MemoryKey,
+    Memory,
+
+    StoreInput: z.strictObject({
+      memory_key: MemoryKey,
+      memory_value: MemoryValue,
+      memory_type: MemoryType.default('context'),
+      metadata: Metadata.optional(),
+    }),
+    StoreOutput: z.object({
+      success: z.literal(true),
+      memory: Memory,
+      created: z.boolean().describe('True when the key was new, false when an existing memory was updated.'),
+      ...billed,
+    }),
+
+    RetrieveInput: z.strictObject({ memory_key: MemoryKey }),
+    RetrieveOutput: z.object({ success: z.literal(true), memory: Memory, ...billed }),
+
+    DeleteInput: z.strictObject({ memory_key: MemoryKey }),
+    DeleteOutput: z.object({
+      success: z.literal(true),
+      deleted: z.literal(true),
+      memory_key: z.string(),
+      ...billed,
+    }),
+
+    SearchInput: z.strictObject({
+      memory_type: MemoryType.optional().describe('Only memories of this type.'),
+      limit: boundedInt('limit', 1, limits.searchLimitMax)
+        .default(limits.searchLimitDefault)
+        .describe(`At most this many memories (1-${limits.searchLimitMax}).`),
+    }),
+    SearchOutput: z.object({
+      success: z.literal(true),
+      memories: z.array(Memory).describe('Most recently updated first.'),
+      count: z.int(),
+      ...billed,
+    }),
+  };
+}
+
+export type MemorySchemas = ReturnType<typeof createMemorySchemas>;

@@ -1,0 +1,73 @@
+/**
+ * The memory operations' entries of the operation table: store, retrieve, delete and list the calling
+ * agent's named memories, each charged. Their schemas are in memory.schemas.ts.
+ */
+import type { Limits } from '../limits.js';
+import { chargedOperation, READS } from '../operation-kit.js';
+import { PRICES } from '../pricing.js';
+import type { MemorySchemas } from './memory.schemas.js';
+
+export function memoryOperations(schemas: MemorySchemas, limits: Limits) {
+  const memoryOp = { cents: PRICES.memoryOp };
+  return [
+    chargedOperation({
+      name: 'memory_store',
+      mcp: { tool: 'memory_store', hints: { ...READS, readOnlyHint: false, destructiveHint: true } },
+      title: 'Store memory',
+      http: { method: 'POST', path: '/api/ac/memory' },
+      cost: memoryOp,
+      summary: 'Store a named memory, or update it if the key exists.',
+      description:
+        'Stores memory_value under memory_key for the calling agent; an existing key is updated (created_at kept). ' +
+        'On 402 the balance is too low; on 403 the memory quota is reached: delete memories you no longer need.',
+      errors: ['insufficient_credits', 'daily_limit_reached', 'quota_exceeded', 'forbidden'],
+      input: schemas.StoreInput,
+      output: schemas.StoreOutput,
+      run: (core, agent, input, ctx) => core.memories.storeMemory(agent, input, ctx),
+    }),
+    chargedOperation({
+      name: 'memory_retrieve',
+      mcp: { tool: 'memory_retrieve', hints: READS },
+      title: 'Retrieve memory',
+      http: { method: 'GET', path: '/api/ac/memory' },
+      cost: memoryOp,
+      summary: 'Read one memory by its key.',
+      description:
+        'Returns the memory stored under memory_key. A key that does not exist gets 404 and costs nothing: ' +
+        'list your keys with memory_search.',
+      errors: ['insufficient_credits', 'daily_limit_reached', 'not_found', 'forbidden'],
+      input: schemas.RetrieveInput,
+      output: schemas.RetrieveOutput,
+      run: (core, agent, input, ctx) => core.memories.retrieveMemory(agent, input, ctx),
+    }),
+    chargedOperation({
+      name: 'memory_delete',
+      mcp: { tool: 'memory_delete', hints: { ...READS, readOnlyHint: false, destructiveHint: true } },
+      title: 'Delete memory',
+      http: { method: 'DELETE', path: '/api/ac/memory' },
+      cost: { cents: PRICES.memoryDelete },
+      summary: 'Delete one memory by its key.',
+      description:
+        'Deletes the memory stored under memory_key. A key that does not exist gets 404 (nothing changes).',
+      errors: ['not_found', 'forbidden'],
+      input: schemas.DeleteInput,
+      output: schemas.DeleteOutput,
+      run: (core, agent, input, ctx) => core.memories.deleteMemory(agent, input, ctx),
+    }),
+    chargedOperation({
+      name: 'memory_search',
+      mcp: { tool: 'memory_search', hints: READS },
+      title: 'List memories',
+      http: { method: 'POST', path: '/api/ac/memory/search' },
+      cost: memoryOp,
+      summary: 'List the memories of the calling agent, optionally of one type.',
+      description:
+        'Lists your memories, most recently updated first, optionally only those of memory_type, at most limit ' +
+        `(default ${limits.searchLimitDefault}, 1-${limits.searchLimitMax}). Takes no text query.`,
+      errors: ['insufficient_credits', 'daily_limit_reached', 'forbidden'],
+      input: schemas.SearchInput,
+      output: schemas.SearchOutput,
+      run: (core, agent, input, ctx) => core.memories.searchMemories(agent, input, ctx),
+    }),
+  ] as const;
+}
