@@ -22,23 +22,37 @@ export class DurableJsonFile<T> implements Adapter<T> {
   }
 
   async write(data: T): Promise<void> {
+    // Compact: indentation would make the file grow with the square of the nesting depth.
+    await this.writeText([JSON.stringify(data)]);
+  }
+
+  /**
+   * Writes the file from its text in parts, with the same durability as `write`. Each part is awaited,
+   * so a large file written in small parts leaves the event loop free between them.
+   */
+  async writeText(parts: Iterable<string>): Promise<void> {
     const temp = path.join(path.dirname(this.file), `.${path.basename(this.file)}.${process.pid}.tmp`);
     const handle = await open(temp, 'w', 0o600); // owner-only, like every file of the store
     try {
-      // Compact: indentation would make the file grow with the square of the nesting depth.
-      await handle.writeFile(JSON.stringify(data), 'utf8');
+      for (const part of parts) await handle.write(part, null, 'utf8');
       await handle.datasync();
     } finally {
       await handle.close();
     }
     await rename(temp, this.file);
-    // Make the rename durable. Some filesystems refuse to fsync a directory (EINVAL); the file is already
-    // in place and whole, so that is not a failure of this write.
-    const dir = await open(path.dirname(this.file), 'r');
-    try {
-      await dir.sync().catch(() => undefined);
-    } finally {
-      await dir.close();
-    }
+    await syncDirectory(path.dirname(this.file));
+  }
+}
+
+/**
+ * Makes a rename or unlink in `dir` durable. Some filesystems refuse to fsync a directory (EINVAL); the
+ * change itself is done, so that is not a failure.
+ */
+export async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync().catch(() => undefined);
+  } finally {
+    await handle.close();
   }
 }

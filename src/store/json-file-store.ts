@@ -5,19 +5,22 @@
  * the journal is folded into a new snapshot when it grows past a bound and at clean shutdown. On start
  * the snapshot is loaded and the journal replayed. A lock keeps it to one writing process.
  */
-import { chmod, mkdir, stat } from 'node:fs/promises';
+import { chmod, mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Low } from 'lowdb';
 import type { StorePort } from '../core/store-port.js';
 import { acquireDataDirLock, type DataDirLock, LOCK_FILE, type LockHolder } from './data-dir-lock.js';
-import { DurableJsonFile } from './durable-json-file.js';
-import { Journal, JournalCorruptError } from './journal.js';
+import { DurableJsonFile, syncDirectory } from './durable-json-file.js';
+import { Journal, JournalCorruptError, type JournalEntry } from './journal.js';
+import { snapshotText } from './snapshot-text.js';
 import { type Persistence, StateStore } from './state-store.js';
 import { dataDirAccessError, StoreOpenError } from './store-open-error.js';
 import { EMPTY_SNAPSHOT, type Snapshot, StoreState } from './store-state.js';
 
 export const STORE_FILE = 'agent-context.json';
 export const JOURNAL_FILE = 'agent-context.journal';
+/** The journal set aside while it is folded into a new snapshot; gone once the snapshot is durable. */
+export const FOLDING_JOURNAL_FILE = 'agent-context.journal.folding';
 /** The key of the local agent of `agent-context mcp` (see src/local-agent.ts). */
 export const LOCAL_AGENT_FILE = 'local-agent.json';
 /** Fold the journal into the snapshot once it is this large. */
@@ -56,10 +59,12 @@ export interface JsonFileStoreOptions {
    * start. A directory the operator named keeps its mode; only the store's files are made owner-only.
    */
   ownDirectory?: boolean;
+  /** Tests only: awaited before a background fold writes its snapshot, to hold it at that point. */
+  beforeSnapshotWrite?: () => Promise<void>;
 }
 
 /** Files the service writes in DATA_DIR, besides the temporary ones (which are created 0600). */
-const STORE_FILES = [STORE_FILE, JOURNAL_FILE, LOCK_FILE, LOCAL_AGENT_FILE];
+const STORE_FILES = [STORE_FILE, JOURNAL_FILE, FOLDING_JOURNAL_FILE, LOCK_FILE, LOCAL_AGENT_FILE];
 
 /** Makes the data directory (0700 when created) and every store file in it owner-only. */
 async function secureDataDir(dataDir: string, ownDirectory: boolean): Promise<void> {
@@ -86,7 +91,10 @@ export async function openJsonFileStore(
     throw dataDirAccessError(dataDir, err) ?? err;
   }
   try {
-    const store = await openLocked(dataDir, lock, options.maxJournalBytes ?? DEFAULT_MAX_JOURNAL_BYTES);
+    const store = await openLocked(dataDir, lock, {
+      maxJournalBytes: options.maxJournalBytes ?? DEFAULT_MAX_JOURNAL_BYTES,
+      beforeSnapshotWrite: options.beforeSnapshotWrite,
+    });
     return { store, lock };
   } catch (err) {
     await lock.release();
@@ -94,9 +102,14 @@ export async function openJsonFileStore(
   }
 }
 
-async function openLocked(dataDir: string, lock: DataDirLock, maxJournalBytes: number): Promise<StorePort> {
+async function openLocked(
+  dataDir: string,
+  lock: DataDirLock,
+  options: { maxJournalBytes: number; beforeSnapshotWrite?: () => Promise<void> },
+): Promise<StorePort> {
   const file = path.join(dataDir, STORE_FILE);
-  const db = new Low<Snapshot>(new DurableJsonFile<Snapshot>(file), EMPTY_SNAPSHOT);
+  const snapshotFile = new DurableJsonFile<Snapshot>(file);
+  const db = new Low<Snapshot>(snapshotFile, EMPTY_SNAPSHOT);
   try {
     await db.read();
   } catch (err) {
@@ -111,35 +124,76 @@ async function openLocked(dataDir: string, lock: DataDirLock, maxJournalBytes: n
   const snapshot = checkSnapshot(db.data, file);
   const state = StoreState.fromSnapshot(snapshot);
   let seq = snapshot.lastSeq ?? 0;
+  const replay = (entries: readonly JournalEntry[]) => {
+    for (const entry of entries) {
+      if (entry.seq <= seq) continue; // already in the snapshot (a crash between snapshot and truncation)
+      for (const change of entry.changes) state.apply(change);
+      seq = entry.seq;
+    }
+  };
 
-  let opened: Awaited<ReturnType<typeof Journal.open>>;
-  try {
-    opened = await Journal.open(path.join(dataDir, JOURNAL_FILE));
-  } catch (err) {
-    if (err instanceof JournalCorruptError) throw new StoreFileError(err.message);
-    throw err;
-  }
-  const { journal, entries } = opened;
-  for (const entry of entries) {
-    if (entry.seq <= seq) continue; // already in the snapshot (a crash between snapshot and truncation)
-    for (const change of entry.changes) state.apply(change);
-    seq = entry.seq;
-  }
+  const journalPath = path.join(dataDir, JOURNAL_FILE);
+  const foldingPath = path.join(dataDir, FOLDING_JOURNAL_FILE);
+  // A journal being folded when the process stopped: its entries come before the current journal's.
+  const unfolded = await stat(foldingPath).then(
+    () => true,
+    () => false,
+  );
+  if (unfolded) replay((await openJournal(foldingPath, { readOnly: true })).entries);
+  const opened = await openJournal(journalPath);
+  let journal = opened.journal;
+  replay(opened.entries);
+  let unfoldedLeft = unfolded;
 
+  const writeSnapshot = (current: Snapshot) => snapshotFile.writeText(snapshotText(current));
+  /** Folds everything into a snapshot now, with no commit running meanwhile: at start-up and shutdown. */
+  const compactNow = async (current: StoreState, upTo: number) => {
+    await journal.drain();
+    await writeSnapshot({ ...current.toSnapshot(), lastSeq: upTo });
+    await journal.truncate();
+    if (unfoldedLeft) {
+      await rm(foldingPath, { force: true });
+      await syncDirectory(dataDir);
+      unfoldedLeft = false;
+    }
+  };
+  if (unfolded) await compactNow(state, seq);
+
+  /**
+   * Cuts the log (called between transactions): the journal so far is set aside to be folded, a new one
+   * takes the next commits, and the snapshot of this moment is written while they go on. The snapshot's
+   * records are the state's own immutable objects, so commits after the cut cannot change what it holds.
+   * A crash before the new snapshot is in place replays the set-aside journal, then the new one.
+   */
+  let folding: Promise<void> | undefined;
   const compact = async (current: StoreState, upTo: number) => {
     await journal.drain();
-    db.data = { ...current.toSnapshot(), lastSeq: upTo };
-    await db.write();
-    await journal.truncate();
+    const snapshotNow: Snapshot = { ...current.toSnapshot(), lastSeq: upTo };
+    await journal.close();
+    await rename(journalPath, foldingPath);
+    await syncDirectory(dataDir);
+    ({ journal } = await openJournal(journalPath));
+    folding = (async () => {
+      await options.beforeSnapshotWrite?.();
+      await writeSnapshot(snapshotNow);
+      await rm(foldingPath);
+      await syncDirectory(dataDir);
+    })();
+    return { folded: folding };
   };
   const persistence: Persistence = {
     append: (n, changes) => journal.append(n, changes),
     waitFor: (n) => journal.waitFor(n),
-    compactionDue: () => journal.size > maxJournalBytes,
+    compactionDue: () => journal.size > options.maxJournalBytes,
     compact,
     close: async (current, upTo, compactFirst) => {
       try {
-        if (compactFirst && journal.size > 0) await compact(current, upTo);
+        // A fold under way finishes first; if it failed, the set-aside journal is still there to replay.
+        const folded = await folding?.then(
+          () => true,
+          () => false,
+        );
+        if (compactFirst && folded !== false && journal.size > 0) await compactNow(current, upTo);
       } finally {
         await journal.close();
         await lock.release();
@@ -147,4 +201,19 @@ async function openLocked(dataDir: string, lock: DataDirLock, maxJournalBytes: n
     },
   };
   return new StateStore(state, persistence, seq);
+}
+
+/** Opens a journal file, a damaged one reported as a store file error. */
+async function openJournal(
+  file: string,
+  options: { readOnly?: boolean } = {},
+): Promise<{ journal: Journal; entries: JournalEntry[] }> {
+  try {
+    const opened = await Journal.open(file);
+    if (options.readOnly) await opened.journal.close();
+    return opened;
+  } catch (err) {
+    if (err instanceof JournalCorruptError) throw new StoreFileError(err.message);
+    throw err;
+  }
 }

@@ -21,8 +21,11 @@ export interface Persistence {
   waitFor(seq: number): Promise<void>;
   /** Whether the log has grown enough to fold it into a snapshot. */
   compactionDue(): boolean;
-  /** Folds everything up to `seq` (all of `state`) into a snapshot; called with no transaction running. */
-  compact(state: StoreState, seq: number): Promise<void>;
+  /**
+   * Folds everything up to `seq` (all of `state`) into a snapshot. Called with no transaction running;
+   * resolves once the log is cut, so that commits can go on while `folded` writes the snapshot.
+   */
+  compact(state: StoreState, seq: number): Promise<{ folded: Promise<void> }>;
   /** Release at shutdown; with `compact`, fold the log into a snapshot first (clean shutdown). */
   close(state: StoreState, seq: number, compact: boolean): Promise<void>;
 }
@@ -31,7 +34,7 @@ const noPersistence: Persistence = {
   append: async () => {},
   waitFor: async () => {},
   compactionDue: () => false,
-  compact: async () => {},
+  compact: async () => ({ folded: Promise.resolve() }),
   close: async () => {},
 };
 
@@ -40,6 +43,8 @@ export class StateStore implements StorePort {
   private closed = false;
   private failed: unknown;
   private compacting = false;
+  /** The snapshot being written after the last cut of the log, if any; never rejects. */
+  private folding: Promise<void> | undefined;
 
   constructor(
     private readonly state: StoreState,
@@ -106,18 +111,31 @@ export class StateStore implements StorePort {
     await this.persistence.close(this.state, this.seq, !this.failed);
   }
 
+  /**
+   * Cuts the log once it is past its bound: queued like a transaction, so that no commit happens while the
+   * snapshot is taken and the log cut; the snapshot is then written beside the commits that follow. If the
+   * new log passes its bound before that snapshot is written, the next cut waits for it, so the log never
+   * holds much more than its bound.
+   */
   private scheduleCompaction(): void {
     if (this.compacting || !this.persistence.compactionDue()) return;
     this.compacting = true;
-    const compact = async () => {
+    const cut = async () => {
       try {
-        if (!this.failed) await this.persistence.compact(this.state, this.seq);
+        await this.folding;
+        if (this.failed) return;
+        const { folded } = await this.persistence.compact(this.state, this.seq);
+        this.folding = folded.then(
+          () => undefined,
+          (err) => {
+            this.failed ??= err;
+          },
+        );
       } finally {
         this.compacting = false;
       }
     };
-    // Queued like a transaction, so that no commit happens while the snapshot is taken and the log cut.
-    this.queue = this.queue.then(compact, compact).catch((err) => {
+    this.queue = this.queue.then(cut, cut).catch((err) => {
       this.failed ??= err;
     });
   }

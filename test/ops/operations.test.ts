@@ -186,7 +186,7 @@ describe('readiness when the store has failed', () => {
       },
       waitFor: async () => {},
       compactionDue: () => false,
-      compact: async () => {},
+      compact: async () => ({ folded: Promise.resolve() }),
       close: async () => {},
     });
     const core = createCore({ store, cache: createNodeLiveCache(1440), live: new FakeLiveSource() });

@@ -1,5 +1,15 @@
 /** The journal beside the snapshot: replay, torn last lines, damage, compaction, and replay after a half-done compaction. */
-import { appendFile, mkdtemp, open as openFile, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import {
+  appendFile,
+  cp,
+  mkdtemp,
+  open as openFile,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -7,6 +17,7 @@ import type { Account, LedgerEntry } from '../../src/core/model.js';
 import type { StorePort } from '../../src/core/store-port.js';
 import { PREALLOCATE_BYTES } from '../../src/store/journal.js';
 import {
+  FOLDING_JOURNAL_FILE,
   JOURNAL_FILE,
   openJsonFileStore,
   STORE_FILE,
@@ -221,5 +232,52 @@ describe('journal', () => {
     await credit(again, 6);
     await crash(again);
     expect(await balanceAndLedger(await openStore())).toEqual({ balance: 6, ledger: 6 });
+  });
+
+  it('goes on committing while a fold writes its snapshot, and a crash mid-fold loses nothing', async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'ac-journal-'));
+    let atSnapshotWrite = false;
+    let releaseSnapshotWrite!: () => void;
+    const held = new Promise<void>((resolve) => {
+      releaseSnapshotWrite = resolve;
+    });
+    const { store } = await openJsonFileStore(dir, holder, {
+      maxJournalBytes: 2000,
+      beforeSnapshotWrite: () => {
+        atSnapshotWrite = true;
+        return held;
+      },
+    });
+    // Not in `open`: closing it waits for the held snapshot, so this test closes it after releasing that.
+    let n = 0;
+    while (n < 100 && !atSnapshotWrite) await credit(store, ++n);
+    expect(n).toBeLessThan(100); // the log was cut
+    const cutAt = n;
+    // The snapshot is held back: commits are still acknowledged, into the new journal.
+    for (let more = 0; more < 5; more++) await credit(store, ++n);
+    const names = await readdir(dir);
+    expect(names).toContain(FOLDING_JOURNAL_FILE);
+    expect(await stat(path.join(dir, STORE_FILE)).catch(() => undefined)).toBeUndefined(); // not written yet
+
+    // A crash now leaves the old snapshot, the journal set aside and the new journal: all of it replays,
+    // and the set-aside journal is folded in at once.
+    const copy = await mkdtemp(path.join(tmpdir(), 'ac-journal-crash-'));
+    try {
+      await cp(dir, copy, { recursive: true });
+      await rm(path.join(copy, 'agent-context.lock'));
+      const { store: recovered } = await openJsonFileStore(copy, holder);
+      expect(await balanceAndLedger(recovered)).toEqual({ balance: n, ledger: n });
+      expect(await readdir(copy)).not.toContain(FOLDING_JOURNAL_FILE);
+      expect(JSON.parse(await readFile(path.join(copy, STORE_FILE), 'utf8')).lastSeq).toBe(n);
+      await recovered.close();
+    } finally {
+      await rm(copy, { recursive: true, force: true });
+    }
+
+    releaseSnapshotWrite();
+    await store.close();
+    expect(await readdir(dir)).not.toContain(FOLDING_JOURNAL_FILE);
+    expect(JSON.parse(await readFile(path.join(dir, STORE_FILE), 'utf8')).lastSeq).toBe(n);
+    expect(await balanceAndLedger(await openStore())).toEqual({ balance: n, ledger: n });
   });
 });

@@ -271,7 +271,7 @@ describe('StateStore durability contract', () => {
           ? Promise.resolve()
           : new Promise<void>((resolve) => waiting.push({ seq, resolve })),
       compactionDue: () => false,
-      compact: async () => {},
+      compact: async () => ({ folded: Promise.resolve() }),
       close: async () => {},
     };
     const store = new StateStore(new StoreState(), persistence);
@@ -310,7 +310,7 @@ describe('StateStore durability contract', () => {
       },
       waitFor: async () => {},
       compactionDue: () => false,
-      compact: async () => {},
+      compact: async () => ({ folded: Promise.resolve() }),
       close: async () => {},
     };
     const store: StorePort = new StateStore(new StoreState(), persistence);

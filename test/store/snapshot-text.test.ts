@@ -1,0 +1,37 @@
+/** A snapshot written in parts reads back as exactly the snapshot, whatever the part size. */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { snapshotText } from '../../src/store/snapshot-text.js';
+import type { Snapshot } from '../../src/store/store-state.js';
+
+const record = fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 4 });
+
+describe('snapshotText', () => {
+  it('joins to JSON that parses back to the snapshot', () => {
+    fc.assert(
+      fc.property(
+        fc.array(record, { maxLength: 12 }),
+        fc.array(record, { maxLength: 12 }),
+        fc.array(record, { maxLength: 12 }),
+        fc.option(fc.array(record, { maxLength: 12 }), { nil: undefined }),
+        fc.option(fc.nat(), { nil: undefined }),
+        fc.integer({ min: 1, max: 5 }),
+        (accounts, memories, ledger, idempotency, lastSeq, perPart) => {
+          const snapshot = {
+            format: 'agent-context/1',
+            ...(lastSeq === undefined ? {} : { lastSeq }),
+            accounts,
+            memories,
+            ledger,
+            ...(idempotency === undefined ? {} : { idempotency }),
+          } as unknown as Snapshot;
+          const parts = [...snapshotText(snapshot, perPart)];
+          expect(JSON.parse(parts.join(''))).toEqual(JSON.parse(JSON.stringify(snapshot)));
+          // No part holds more than perPart records of one list.
+          const longest = Math.max(accounts.length, memories.length, ledger.length, idempotency?.length ?? 0);
+          expect(parts.length).toBeGreaterThanOrEqual(Math.ceil(longest / perPart));
+        },
+      ),
+    );
+  });
+});
