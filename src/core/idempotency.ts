@@ -6,7 +6,8 @@
  * - same key, same request, still running: 409, retry shortly;
  * - same key, a different request (another operation or other input): 422.
  * A failed request stores nothing, so its retry runs again. Records are kept for at least 24 hours.
- * "Still running" is known in this process only: the store has one writer process (the DATA_DIR lock).
+ * "Still running" is a claim on the key held by the store (`StorePort.claimIdempotency`), so it holds across
+ * every process that shares the store.
  */
 import { createHash } from 'node:crypto';
 import type { Clock } from './clock.js';
@@ -68,10 +69,13 @@ export interface IdempotentOutcome<T> {
   replayed: boolean;
 }
 
-export function createIdempotency(store: StorePort, clock: Clock) {
-  /** Requests in flight, by agent and key, with their fingerprints. */
-  const running = new Map<string, string>();
+/**
+ * How long a claim on a key holds when its request never finishes (its process died): longer than any
+ * request may run (live data's budget is 15 s).
+ */
+export const IDEMPOTENCY_LEASE_MS = 60_000;
 
+export function createIdempotency(store: StorePort, clock: Clock) {
   /**
    * Runs `call` unless the agent already made this request with `key`. `call` must hand its response to
    * the recorder inside the transaction that charges for it.
@@ -84,39 +88,39 @@ export function createIdempotency(store: StorePort, clock: Clock) {
     call: (record: Recorder) => Promise<T>,
   ): Promise<IdempotentOutcome<T>> {
     const fingerprint = requestFingerprint(operation, input);
-    const slot = `${agentId}\u0000${key}`;
-    /** The stored outcome under this key, if any: replayed when it is this request, else 422. */
-    const storedOutcome = async (): Promise<IdempotentOutcome<T> | undefined> => {
-      const stored = await store.read((reader) => reader.getIdempotency(agentId, key));
-      if (!stored || clock.now().getTime() - Date.parse(stored.createdAt) >= IDEMPOTENCY_RETENTION_MS)
-        return undefined;
-      if (stored.fingerprint !== fingerprint) throw reused(stored.operation);
-      return { status: stored.status, body: stored.body as T, replayed: true };
-    };
-    const inFlight = running.get(slot);
-    if (inFlight !== undefined) {
-      // Something runs under this key: maybe a request bound to be refused while a finished one is stored.
-      const finished = await storedOutcome();
-      if (finished) return finished;
-      throw inFlight === fingerprint ? stillRunning() : reused(operation);
+    const now = clock.now();
+    const claim = await store.claimIdempotency({
+      agentId,
+      key,
+      fingerprint,
+      operation,
+      now: now.toISOString(),
+      storedAfter: new Date(now.getTime() - IDEMPOTENCY_RETENTION_MS).toISOString(),
+      leaseMs: IDEMPOTENCY_LEASE_MS,
+    });
+    if (claim.state === 'stored') {
+      if (claim.record.fingerprint !== fingerprint) throw reused(claim.record.operation);
+      return { status: claim.record.status, body: claim.record.body as T, replayed: true };
     }
-    running.set(slot, fingerprint);
+    if (claim.state === 'running')
+      throw claim.fingerprint === fingerprint ? stillRunning() : reused(operation);
     try {
-      const finished = await storedOutcome();
-      if (finished) return finished;
       const record: Recorder = (tx, body) =>
-        tx.putIdempotency({
-          agentId,
-          key,
-          fingerprint,
-          operation,
-          status: 200,
-          body,
-          createdAt: clock.now().toISOString(),
-        });
+        tx.putIdempotency(
+          {
+            agentId,
+            key,
+            fingerprint,
+            operation,
+            status: 200,
+            body,
+            createdAt: clock.now().toISOString(),
+          },
+          claim.token,
+        );
       return { status: 200, body: await call(record), replayed: false };
     } finally {
-      running.delete(slot);
+      await store.releaseIdempotency(agentId, key, claim.token);
     }
   }
 

@@ -32,8 +32,37 @@ export interface StoreTx extends StoreReader {
   putMemory(memory: Memory): Promise<void>;
   /** @returns false when there was no such memory. */
   deleteMemory(agentId: string, key: string): Promise<boolean>;
-  /** Insert or replace the record of (agentId, key). */
-  putIdempotency(record: IdempotencyRecord): Promise<void>;
+  /**
+   * Insert or replace the record of (agentId, key). With `claimToken`, this finishes that claim (see
+   * `StorePort.claimIdempotency`): a store whose claims can expire fails the transaction if the claim is no
+   * longer this request's, so that a key never charges twice.
+   */
+  putIdempotency(record: IdempotencyRecord, claimToken?: string): Promise<void>;
+}
+
+/** What a claim on an idempotency key found. */
+export type IdempotencyClaim =
+  /** The key is this request's until it stores its record or releases the claim. */
+  | { state: 'claimed'; token: string }
+  /** A request under this key finished: its record (the caller compares fingerprints). */
+  | { state: 'stored'; record: IdempotencyRecord }
+  /** Another request holds the key and has not finished. */
+  | { state: 'running'; fingerprint: string };
+
+export interface IdempotencyClaimRequest {
+  agentId: string;
+  key: string;
+  fingerprint: string;
+  operation: string;
+  /** Now, as an ISO timestamp. */
+  now: string;
+  /** Records created at or before this instant (ISO) count as gone: the key may be used again. */
+  storedAfter: string;
+  /**
+   * How long a claim holds if its request never finishes nor releases it (its process died). A store used by
+   * one process only may keep claims for as long as the process lives instead.
+   */
+  leaseMs: number;
 }
 
 export interface StorePort {
@@ -44,6 +73,13 @@ export interface StorePort {
   transact<T>(work: (tx: StoreTx) => Promise<T>): Promise<T>;
   /** Reads committed state, without waiting for transactions in flight. */
   read<T>(work: (reader: StoreReader) => Promise<T>): Promise<T>;
+  /**
+   * Claims an agent's idempotency key for one request, or says why not: one request at a time runs under a
+   * key, across every process that shares the store.
+   */
+  claimIdempotency(request: IdempotencyClaimRequest): Promise<IdempotencyClaim>;
+  /** Ends a claim that stored no record (its request failed), so that a retry runs again; else a no-op. */
+  releaseIdempotency(agentId: string, key: string, token: string): Promise<void>;
   /** Flushes and releases the store. Further calls fail. */
   close(): Promise<void>;
   /**

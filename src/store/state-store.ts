@@ -7,11 +7,19 @@
  * If the log fails, nothing more is acknowledged: the store refuses all work until a restart replays
  * what reached the disk.
  */
+
+import { randomUUID } from 'node:crypto';
 import { AppError } from '../core/errors.js';
-import type { StorePort, StoreReader, StoreTx } from '../core/store-port.js';
+import type {
+  IdempotencyClaim,
+  IdempotencyClaimRequest,
+  StorePort,
+  StoreReader,
+  StoreTx,
+} from '../core/store-port.js';
 import type { Change } from './changes.js';
 import { StateTx } from './state-tx.js';
-import { StoreState } from './store-state.js';
+import { idempotencySlot, StoreState } from './store-state.js';
 
 /** Where committed changes go. All methods may be called only by StateStore. */
 export interface Persistence {
@@ -45,6 +53,11 @@ export class StateStore implements StorePort {
   private compacting = false;
   /** The snapshot being written after the last cut of the log, if any; never rejects. */
   private folding: Promise<void> | undefined;
+  /**
+   * Idempotency keys claimed by requests under way, by slot. In memory: one process writes the store (the
+   * DATA_DIR lock), so its claims are all there are, and they end with it; no lease is needed.
+   */
+  private readonly claims = new Map<string, { token: string; fingerprint: string }>();
 
   constructor(
     private readonly state: StoreState,
@@ -91,6 +104,27 @@ export class StateStore implements StorePort {
     // What this read can see must be on disk before it answers: wait for the last commit's flush.
     await this.persistence.waitFor(this.seq);
     return work(this.state);
+  }
+
+  async claimIdempotency(request: IdempotencyClaimRequest): Promise<IdempotencyClaim> {
+    this.assertUsable();
+    // A stored record is replayed only once it is on disk, as any read.
+    await this.persistence.waitFor(this.seq);
+    // From here to the return nothing awaits, so no other claim can come between the look and the claim.
+    const slot = idempotencySlot(request.agentId, request.key);
+    const record = this.state.idempotencyRecord(request.agentId, request.key);
+    if (record && Date.parse(record.createdAt) > Date.parse(request.storedAfter))
+      return { state: 'stored', record };
+    const held = this.claims.get(slot);
+    if (held) return { state: 'running', fingerprint: held.fingerprint };
+    const token = randomUUID();
+    this.claims.set(slot, { token, fingerprint: request.fingerprint });
+    return { state: 'claimed', token };
+  }
+
+  async releaseIdempotency(agentId: string, key: string, token: string): Promise<void> {
+    const slot = idempotencySlot(agentId, key);
+    if (this.claims.get(slot)?.token === token) this.claims.delete(slot);
   }
 
   status(): 'open' | 'failed' | 'closed' {

@@ -185,6 +185,11 @@ export class StoreState implements StoreReader {
   }
 
   async getIdempotency(agentId: string, key: string) {
+    return this.idempotencyRecord(agentId, key);
+  }
+
+  /** `getIdempotency` without the promise, for a caller that must not await between look and act. */
+  idempotencyRecord(agentId: string, key: string): IdempotencyRecord | undefined {
     return this.idempotency.get(idempotencySlot(agentId, key));
   }
 

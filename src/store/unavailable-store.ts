@@ -12,6 +12,8 @@ export function unavailableStore(message: string): StorePort {
   return {
     transact: fail,
     read: fail,
+    claimIdempotency: fail,
+    releaseIdempotency: async () => undefined,
     close: async () => undefined,
     status: () => 'failed',
   };

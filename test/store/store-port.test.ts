@@ -242,6 +242,83 @@ for (const adapter of adapters) {
       expect(await store.read((r) => r.getIdempotency('a', 'k'))).toBeDefined();
     });
 
+    it('gives an idempotency key to one request at a time, and replays it once stored', async () => {
+      const { store } = await open();
+      const claim = (fingerprint: string, key = 'k', agentId = 'a') =>
+        store.claimIdempotency({
+          agentId,
+          key,
+          fingerprint,
+          operation: 'memory_store',
+          now: '2026-11-21T00:00:10.000Z',
+          storedAfter: '2026-11-20T00:00:10.000Z',
+          leaseMs: 60_000,
+        });
+      const first = await claim('fp-1');
+      expect(first.state).toBe('claimed');
+      const token = (first as { token: string }).token;
+      // While it runs, the same key is taken, whatever the request; other keys and agents are free.
+      expect(await claim('fp-1')).toEqual({ state: 'running', fingerprint: 'fp-1' });
+      expect(await claim('fp-2')).toEqual({ state: 'running', fingerprint: 'fp-1' });
+      expect((await claim('fp-1', 'other')).state).toBe('claimed');
+      expect((await claim('fp-1', 'k', 'b')).state).toBe('claimed');
+      // Releasing with another token does nothing.
+      await store.releaseIdempotency('a', 'k', 'not-the-token');
+      expect((await claim('fp-1')).state).toBe('running');
+      // Finished: the record is stored in the charging transaction, then the claim released.
+      const record = {
+        agentId: 'a',
+        key: 'k',
+        fingerprint: 'fp-1',
+        operation: 'memory_store',
+        status: 200,
+        body: { success: true },
+        createdAt: '2026-11-21T00:00:05.000Z',
+      };
+      await store.transact((tx) => tx.putIdempotency(record, token));
+      await store.releaseIdempotency('a', 'k', token);
+      expect(await claim('fp-1')).toEqual({ state: 'stored', record });
+      expect(await claim('fp-2')).toEqual({ state: 'stored', record });
+    });
+
+    it('frees a key whose request failed, and one whose record is past retention', async () => {
+      const { store } = await open();
+      const claim = (storedAfter = '2026-11-20T00:00:10.000Z') =>
+        store.claimIdempotency({
+          agentId: 'a',
+          key: 'k',
+          fingerprint: 'fp',
+          operation: 'memory_store',
+          now: '2026-11-21T00:00:10.000Z',
+          storedAfter,
+          leaseMs: 60_000,
+        });
+      const failed = await claim();
+      await store.releaseIdempotency('a', 'k', (failed as { token: string }).token);
+      const again = await claim();
+      expect(again.state).toBe('claimed');
+      const token = (again as { token: string }).token;
+      const createdAt = '2026-11-20T00:00:10.000Z';
+      await store.transact((tx) =>
+        tx.putIdempotency(
+          {
+            agentId: 'a',
+            key: 'k',
+            fingerprint: 'fp',
+            operation: 'memory_store',
+            status: 200,
+            body: {},
+            createdAt,
+          },
+          token,
+        ),
+      );
+      await store.releaseIdempotency('a', 'k', token);
+      // Created exactly at the retention boundary: gone; one millisecond younger: stored.
+      expect((await claim('2026-11-20T00:00:10.000Z')).state).toBe('claimed');
+      expect((await claim('2026-11-20T00:00:09.999Z')).state).toBe('stored');
+    });
+
     it('refuses work after close', async () => {
       const { store } = await open();
       await store.close();
