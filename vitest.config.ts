@@ -3,7 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    globalSetup: ['test/global-setup.ts'],
+    // dist/ first, then the run's PostgreSQL cluster (torn down in the reverse order).
+    globalSetup: ['test/global-setup.ts', 'test/postgres-setup.ts'],
     environment: 'node',
     testTimeout: 20_000,
     hookTimeout: 20_000,

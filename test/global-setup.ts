@@ -1,7 +1,8 @@
 /**
- * Builds dist/ once before the suite, so tests that spawn the CLI run what `npm start` runs. Output of a
- * source that no longer exists (a module moved or removed) is deleted first: tsc never deletes it, and it
- * would be packed and run.
+ * Builds dist/ once before the suite, so tests that spawn the CLI run what `npm start` runs, as `npm run
+ * build` does: tsc, then the .sql files tsc does not copy (scripts/copy-sql.mjs). Output of a source that
+ * no longer exists (a module moved or removed) is deleted first: tsc never deletes it, and it would be
+ * packed and run.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
@@ -24,4 +25,5 @@ export default function setup(): void {
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
     stdio: 'inherit',
   });
+  execFileSync(process.execPath, ['scripts/copy-sql.mjs'], { stdio: 'inherit' });
 }

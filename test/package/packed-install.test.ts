@@ -1,7 +1,7 @@
 /**
  * The package as npm publishes it works on its own. `npm pack` holds package.json, README.md, LICENSE, docs, mcp.json,
- * server.json and the built JS only, and nothing in it points outside it (no source maps, no relative import
- * that leaves it, no import of a package it does not depend on). Installed globally from the tarball (runtime
+ * server.json, the built JS and the PostgreSQL store's SQL migrations only, and nothing in it points outside it
+ * (no source maps, no relative import that leaves it, no import of a package it does not depend on). Installed globally from the tarball (runtime
  * dependencies from the registry) and started as a desktop client starts it, with only HOME: the store is
  * made in the user data directory, owner-only, whatever the working directory, and nothing else is written;
  * the local agent makes 1,000 calls on the unlimited plan, each recorded at cost 1 and amount 0 with the
@@ -13,6 +13,7 @@ import { access, chmod, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -114,7 +115,7 @@ describe('the packed package, installed from its tarball', () => {
     if (root) await rm(root, { recursive: true, force: true });
   });
 
-  it('holds package.json, README.md, LICENSE, mcp.json, server.json, docs and the built JS, nothing else', async () => {
+  it('holds package.json, README.md, LICENSE, mcp.json, server.json, docs, the built JS and the SQL migrations, nothing else', async () => {
     const top = [
       'package/package.json',
       'package/README.md',
@@ -126,6 +127,7 @@ describe('the packed package, installed from its tarball', () => {
       (e) =>
         !top.includes(e) &&
         !/^package\/dist\/[\w./-]+\.js$/.test(e) &&
+        !/^package\/dist\/store\/postgres\/migrations\/\d{4}_[a-z0-9_]+\.sql$/.test(e) &&
         !/^package\/docs\/[\w-]+\.md$/.test(e),
     );
     // The README's links into docs/ resolve inside the package too.
@@ -134,6 +136,23 @@ describe('the packed package, installed from its tarball', () => {
     }
     expect(other).toEqual([]);
     for (const needed of [...top, 'package/dist/cli.js']) expect(entries).toContain(needed);
+    // Every migration, as in the repository, next to the module that applies it (tsc does not copy .sql:
+    // the build does, scripts/copy-sql.mjs).
+    const migrations = path.join('src', 'store', 'postgres', 'migrations');
+    const sources = (await readdir(path.join(REPO, migrations))).filter((f) => f.endsWith('.sql')).sort();
+    expect(sources).toContain('0001_initial.sql');
+    expect(entries.filter((e) => e.endsWith('.sql'))).toEqual(
+      sources.map((f) => `package/dist/store/postgres/migrations/${f}`),
+    );
+    for (const file of sources) {
+      expect(
+        await readFile(path.join(unpacked, 'package/dist/store/postgres/migrations', file), 'utf8'),
+      ).toBe(await readFile(path.join(REPO, migrations, file), 'utf8'));
+    }
+    // And the packed migrator finds them where it runs from.
+    const packedMigrate = path.join(unpacked, 'package/dist/store/postgres/migrate.js');
+    const { loadMigrations } = await import(pathToFileURL(packedMigrate).href);
+    expect((await loadMigrations()).map((m: { file: string }) => m.file)).toEqual(sources);
     expect(entries.filter((entry) => /\.map$|tsbuildinfo|^package\/(src|test)\//.test(entry))).toEqual([]);
     // Each JS file is built from a source that still exists: no stale output of a removed module.
     const stale: string[] = [];

@@ -1,0 +1,119 @@
+/**
+ * The test harness itself (test/helpers/postgres-cluster.ts): a crash (`restart({ mode: 'immediate' })`)
+ * with fsync on keeps a committed row; the run's shared cluster is the fast one; stop() and the watchdog
+ * leave no server and no directory behind; missing binaries and a failed start say what is wrong.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { testDatabase } from '../../helpers/postgres.js';
+import { PostgresCluster } from '../../helpers/postgres-cluster.js';
+
+const started: PostgresCluster[] = [];
+afterAll(() => Promise.all(started.map((cluster) => cluster.stop())));
+
+async function start(options: Parameters<typeof PostgresCluster.start>[0]): Promise<PostgresCluster> {
+  const cluster = await PostgresCluster.start(options);
+  started.push(cluster);
+  return cluster;
+}
+
+async function query(url: string, text: string): Promise<any[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(text)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function until(condition: () => boolean, ms: number): Promise<boolean> {
+  for (const end = Date.now() + ms; Date.now() < end; ) {
+    if (condition()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return condition();
+}
+
+describe('a throwaway PostgreSQL cluster', () => {
+  it("restart({ mode: 'immediate' }) with fsync on keeps a committed row", async () => {
+    const cluster = await start({ fsync: true });
+    const url = await cluster.createDatabase('crash');
+    expect(
+      await query(url, "SELECT current_setting('fsync') AS f, current_setting('synchronous_commit') AS s"),
+    ).toEqual([{ f: 'on', s: 'on' }]);
+    await query(url, "CREATE TABLE acknowledged (v text); INSERT INTO acknowledged VALUES ('committed')");
+    const before = cluster.pid();
+
+    await cluster.restart({ mode: 'immediate' });
+
+    expect(cluster.pid()).not.toBe(before);
+    expect(alive(before as number)).toBe(false);
+    expect(await cluster.logTail()).toMatch(/not properly shut down; automatic recovery in progress/);
+    expect(await query(url, 'SELECT v FROM acknowledged')).toEqual([{ v: 'committed' }]);
+  });
+
+  it('the run shares one cluster, fsync off, and gives a test file a migrated database of its own', async () => {
+    const a = await testDatabase({ label: 'one' });
+    const b = await testDatabase({ label: 'two' });
+    expect(a.name).not.toBe(b.name);
+    expect(a.address).toEqual(b.address);
+    expect(await query(a.url, "SELECT current_setting('fsync') AS f")).toEqual([{ f: 'off' }]);
+    expect(await query(a.url, 'SELECT version FROM schema_migrations')).toEqual([{ version: 1 }]);
+    await query(a.url, "INSERT INTO rate_limits VALUES ('only in a', now(), 1)");
+    expect(await query(b.url, 'SELECT count(*)::int AS n FROM rate_limits')).toEqual([{ n: 0 }]);
+    const empty = await testDatabase({ migrated: false });
+    expect(await query(empty.url, "SELECT to_regclass('accounts') AS t")).toEqual([{ t: null }]);
+  });
+
+  it('stop() leaves no server process and no directory', async () => {
+    const cluster = await start({});
+    const pid = cluster.pid() as number;
+    expect(alive(pid)).toBe(true);
+    await cluster.stop();
+    expect(alive(pid)).toBe(false);
+    expect(existsSync(cluster.dir)).toBe(false);
+    await cluster.stop(); // twice is fine
+  });
+
+  it('is stopped and deleted by its watchdog when its owner process dies without stopping it', async () => {
+    const owner = spawn('sleep', ['600'], { stdio: 'ignore' });
+    const cluster = await start({ owner: owner.pid as number });
+    const pid = cluster.pid() as number;
+    expect(alive(pid)).toBe(true);
+    owner.kill('SIGKILL');
+    expect(await until(() => !alive(pid) && !existsSync(cluster.dir), 15_000)).toBe(true);
+  });
+
+  it("missing binaries: says to install Debian's postgresql package", async () => {
+    await expect(PostgresCluster.start({ binDir: '/nonexistent/bin' })).rejects.toThrow(
+      /not in \/nonexistent\/bin\..*install Debian's postgresql package \(as root: apt-get update && apt-get install -y postgresql/s,
+    );
+  });
+
+  it('a server that does not start: the error carries the tail of its log, and nothing is left behind', async () => {
+    const error: Error = await PostgresCluster.start({ settings: { shared_buffers: 'plenty' } }).then(
+      () => {
+        throw new Error('it started');
+      },
+      (err) => err,
+    );
+    expect(error.message).toMatch(/^PostgreSQL did not start on 127\.0\.0\.1:\d+ \(/);
+    expect(error.message).toMatch(
+      /--- the last lines of .*server\.log ---\n.*invalid value for parameter "shared_buffers": "plenty"/s,
+    );
+    const dir = /\((\/[^)]+)\)/.exec(error.message)?.[1] as string;
+    expect(existsSync(dir)).toBe(false);
+  });
+});
