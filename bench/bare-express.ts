@@ -1,16 +1,18 @@
 /**
  * The framework's ceiling: a bare Express 5 app with one JSON POST and one GET route and no work behind
- * them. Run as a child process (`node --import tsx bench/bare-express.ts`); prints its URL on stdout.
+ * them, on the paths of memory_store and memory_retrieve, so that the ceilings can be driven with exactly the
+ * scenarios' requests. Run as a child process (`node --import tsx bench/bare-express.ts`); prints its URL on
+ * stderr.
  */
 import express from 'express';
 
 const app = express();
 app.use(express.json());
-app.post('/m', (req, res) => {
+app.post('/api/ac/memory', (req, res) => {
   res.json({ success: true, received: typeof req.body === 'object' && req.body !== null });
 });
-app.get('/m/:key', (req, res) => {
-  res.json({ success: true, key: req.params.key });
+app.get('/api/ac/memory', (req, res) => {
+  res.json({ success: true, key: req.query.memory_key });
 });
 
 const server = app.listen(0, '127.0.0.1', (err?: Error) => {

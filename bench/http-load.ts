@@ -217,17 +217,16 @@ export async function primeWeatherCache(baseUrl: string, agent: BenchAgent): Pro
 }
 
 /** A ~224-byte JSON body, like a memory_store request, for the bare POST route. */
-export const BARE_POST_BODY = JSON.stringify({
-  agent_key: `ac_${'x'.repeat(43)}`,
-  memory_key: 'user.timezone',
-  memory_value: 'Europe/Berlin; prefers metric units; answers in English; '.repeat(2).slice(0, 91),
-  memory_type: 'context',
-});
-
-export function barePostRequests(): AutocannonRequest[] {
-  return [{ method: 'POST', path: '/m', headers: JSON_HEADERS, body: BARE_POST_BODY }];
+/**
+ * The ceilings get exactly the requests of the scenarios they are compared with (the same generator: a random
+ * agent, its key in a header, a fresh JSON body or query string), so that the load generator, which shares
+ * the two cores with the server, does the same work per request on both sides of a ratio. The bare app
+ * answers them without any work (bench/bare-express.ts).
+ */
+export function barePostRequests(agents: readonly BenchAgent[]): AutocannonRequest[] {
+  return memoryStoreRequests(agents);
 }
 
-export function bareGetRequests(): AutocannonRequest[] {
-  return [{ method: 'GET', path: '/m/k1' }];
+export function bareGetRequests(agents: readonly BenchAgent[]): AutocannonRequest[] {
+  return memoryRetrieveRequests(agents);
 }

@@ -239,9 +239,17 @@ async function main(): Promise<void> {
     for (let round = 1; round <= rounds; round++) {
       progress(`  round ${round} of ${rounds}: the ceilings (bare Express 5), then agent-context`);
       note(
-        await load('bare Express POST', bareUrl, barePostRequests(), settings, { ceilingFor: size, round }),
+        await load('bare Express POST', bareUrl, barePostRequests(prefill.agents), settings, {
+          ceilingFor: size,
+          round,
+        }),
       );
-      note(await load('bare Express GET', bareUrl, bareGetRequests(), settings, { ceilingFor: size, round }));
+      note(
+        await load('bare Express GET', bareUrl, bareGetRequests(prefill.agents), settings, {
+          ceilingFor: size,
+          round,
+        }),
+      );
       // Reads first, so that the first round sees the store at its nominal size; memory_store (which adds
       // keys) last.
       const tags = { memories: size, round };
