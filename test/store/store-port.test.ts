@@ -6,7 +6,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Account, LedgerEntry, Memory } from '../../src/core/model.js';
 import type { StorePort } from '../../src/core/store-port.js';
 import { openJsonFileStore } from '../../src/store/json-file-store.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { createMemoryStore } from '../../src/store/state-store.js';
+import { testDatabase } from '../helpers/postgres.js';
 
 const account = (id: string, balance = 50): Account => ({
   id,
@@ -65,7 +67,30 @@ const adapters: Adapter[] = [
       };
     },
   },
+  {
+    name: 'PostgreSQL',
+    open: async () => {
+      const { url } = await testDatabase({ label: 'store_port' });
+      let current = new PostgresStore({ connectionString: url });
+      return {
+        store: current,
+        reopen: async () => {
+          await current.close();
+          current = new PostgresStore({ connectionString: url });
+          return current;
+        },
+        cleanup: () => current.close(),
+      };
+    },
+  },
 ];
+
+/** Accounts for agents that the test writes memories or ledger entries of (a database refuses orphans). */
+function withAgents(store: StorePort, ...ids: string[]): Promise<void> {
+  return store.transact(async (tx) => {
+    for (const id of ids) await tx.putAccount(account(id));
+  });
+}
 
 for (const adapter of adapters) {
   describe(`store port: ${adapter.name}`, () => {
@@ -132,6 +157,7 @@ for (const adapter of adapters) {
 
     it('lists memories newest-updated first, by type, within a limit, per agent only', async () => {
       const { store } = await open();
+      await withAgents(store, 'a', 'b');
       await store.transact(async (tx) => {
         await tx.putMemory(memory('a', 'one', '1', 'fact'));
         await tx.putMemory(memory('a', 'two', '2', 'context'));
@@ -151,6 +177,7 @@ for (const adapter of adapters) {
 
     it('deletes, counting within and after the transaction', async () => {
       const { store } = await open();
+      await withAgents(store, 'a');
       await store.transact(async (tx) => {
         await tx.putMemory(memory('a', 'x'));
         await tx.putMemory(memory('a', 'y'));
@@ -166,6 +193,7 @@ for (const adapter of adapters) {
 
     it('holds __proto__, constructor and toString as ordinary keys, also across a reopen', async () => {
       const opened = await open();
+      await withAgents(opened.store, 'a');
       const keys = ['__proto__', 'constructor', 'toString', 'hasOwnProperty'];
       await opened.store.transact(async (tx) => {
         for (const k of keys)
@@ -183,6 +211,7 @@ for (const adapter of adapters) {
 
     it('lists ledger entries newest first', async () => {
       const { store } = await open();
+      await withAgents(store, 'a');
       await store.transact(async (tx) => {
         for (let n = 1; n <= 5; n++) await tx.appendLedger(entry('a', n));
       });
@@ -192,6 +221,7 @@ for (const adapter of adapters) {
 
     it('sums the debits since a moment, within and after a transaction', async () => {
       const opened = await open();
+      await withAgents(opened.store, 'a');
       const at = (n: number, hour: string, cents: number): LedgerEntry => ({
         ...entry('a', n),
         at: `2026-11-21T${hour}:00:00.000Z`,
@@ -314,9 +344,9 @@ for (const adapter of adapters) {
         ),
       );
       await store.releaseIdempotency('a', 'k', token);
-      // Created exactly at the retention boundary: gone; one millisecond younger: stored.
-      expect((await claim('2026-11-20T00:00:10.000Z')).state).toBe('claimed');
+      // One millisecond inside the retention: stored; exactly at its boundary: gone, and the key is taken.
       expect((await claim('2026-11-20T00:00:09.999Z')).state).toBe('stored');
+      expect((await claim('2026-11-20T00:00:10.000Z')).state).toBe('claimed');
     });
 
     it('refuses work after close', async () => {
