@@ -77,8 +77,9 @@ program
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGTERM', () => stop('SIGTERM'));
     // On a loopback address this is the store owner's own server: make sure their local agent exists, for
-    // `agent-context mcp` to relay as. A server on a public address makes no unlimited account by itself.
-    if (isLoopbackHost(config.host)) {
+    // `agent-context mcp` to relay as. A server on a public address, or on a shared database, makes no
+    // unlimited account by itself.
+    if (isLoopbackHost(config.host) && !config.database) {
       await ensureLocalAgent(running.service.core, config.dataDir).catch((err) =>
         running.service.logger.warn({ err }, 'the local agent could not be made ready'),
       );

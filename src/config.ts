@@ -124,6 +124,17 @@ const EnvSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: Port.default(8787),
   DATA_DIR: Optional,
+  DATABASE_URL: Optional.pipe(
+    z
+      .string()
+      .regex(
+        /^postgres(ql)?:\/\//u,
+        'must be a PostgreSQL URL, postgresql://user:password@host:5432/database',
+      )
+      .optional(),
+  ),
+  AC_DB_POOL_MAX: PositiveInt.default(10),
+  AC_DB_STATEMENT_TIMEOUT_MS: PositiveInt.default(5000),
   PUBLIC_URL: z
     .url({ protocol: /^https?$/ })
     .transform((value) => value.replace(/\/+$/u, ''))
@@ -163,6 +174,13 @@ const EnvSchema = z.object({
   AC_REQUEST_TIMEOUT_MS: PositiveInt.default(30_000),
 });
 
+export interface DatabaseConfig {
+  url: string;
+  /** Connections in this instance's pool: the instances' pools together must stay under max_connections. */
+  poolMax: number;
+  statementTimeoutMs: number;
+}
+
 /** Flags that mirror environment variables; a flag given wins over the variable. */
 export interface ConfigFlags {
   host?: string;
@@ -178,6 +196,8 @@ export interface Config {
   dataDir: string;
   /** Where dataDir came from: a flag, DATA_DIR, or the default (the user's data directory). */
   dataDirFrom: 'flag' | 'env' | 'default';
+  /** The PostgreSQL store (DATABASE_URL), for many instances on one database; the JSON file store if unset. */
+  database: DatabaseConfig | undefined;
   publicUrl: string | undefined;
   /** The key the stdio MCP server acts with; without it, a local agent of its own. */
   apiKey: string | undefined;
@@ -245,11 +265,26 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  if (e.DATABASE_URL !== undefined && e.DATA_DIR !== undefined) {
+    throw new ConfigError(
+      `Invalid configuration:\n  DATABASE_URL and ${flags.dataDir !== undefined ? '--data-dir' : 'DATA_DIR'} are ` +
+        'both set: the store is either PostgreSQL (DATABASE_URL) or a JSON file store in a data directory. ' +
+        `Drop ${flags.dataDir !== undefined ? '--data-dir' : 'DATA_DIR'} to use PostgreSQL, or DATABASE_URL to use the files.`,
+    );
+  }
   return Object.freeze({
     host: e.HOST,
     port: e.PORT,
     dataDir: path.resolve(e.DATA_DIR ?? defaultDataDir()),
     dataDirFrom: flags.dataDir !== undefined ? 'flag' : e.DATA_DIR !== undefined ? 'env' : 'default',
+    database:
+      e.DATABASE_URL === undefined
+        ? undefined
+        : Object.freeze({
+            url: e.DATABASE_URL,
+            poolMax: e.AC_DB_POOL_MAX,
+            statementTimeoutMs: e.AC_DB_STATEMENT_TIMEOUT_MS,
+          }),
     publicUrl: e.PUBLIC_URL,
     apiKey: e.AC_API_KEY,
     adminToken: e.AC_ADMIN_TOKEN,

@@ -31,7 +31,8 @@ export interface Service {
   /** The store under the core, for operator tools and tests; faces go through the core. */
   store: StorePort;
   logger: Logger;
-  lock: DataDirLock;
+  /** The DATA_DIR lock of the JSON file store; none on PostgreSQL. */
+  lock?: DataDirLock;
   close(): Promise<void>;
 }
 
@@ -41,14 +42,14 @@ export function serviceLogger(config: Readonly<Config>): Logger {
 
 export async function openService(config: Readonly<Config>, options: ServiceOptions): Promise<Service> {
   const logger = options.logger ?? serviceLogger(config);
-  const { store, lock } = await openStore(config, {
+  const { store, lock, where } = await openStore(config, {
     pid: process.pid,
     command: options.command,
     startedAt: new Date().toISOString(),
   });
   logger.info(
-    { dataDir: config.dataDir, dataDirFrom: config.dataDirFrom },
-    `store: ${config.dataDir}${config.dataDirFrom === 'default' ? ' (the user data directory)' : ''}`,
+    config.database ? { database: where } : { dataDir: config.dataDir, dataDirFrom: config.dataDirFrom },
+    `store: ${where}`,
   );
   const cache = createNodeLiveCache(config.limits.cacheMinutesMax);
   const core = createCore({
@@ -64,7 +65,7 @@ export async function openService(config: Readonly<Config>, options: ServiceOpti
     operations: createOperations(core.schemas),
     store,
     logger,
-    lock,
+    ...(lock ? { lock } : {}),
     close: async () => {
       cache.close();
       await store.close();

@@ -24,8 +24,11 @@ export interface ServedService {
   operations: readonly Operation[];
   logger: Logger;
   store: Pick<StorePort, 'status'>;
-  /** Where the server's URL is recorded for other processes on the host (the stdio bridge). */
-  lock: Pick<DataDirLock, 'update'>;
+  /**
+   * Where the server's URL is recorded for other processes on the host (the stdio bridge): the JSON file
+   * store's DATA_DIR lock; none on PostgreSQL.
+   */
+  lock?: Pick<DataDirLock, 'update'>;
   close(): Promise<void>;
 }
 
@@ -105,7 +108,7 @@ export async function startServer<S extends ServedService>(
   const { port } = server.address() as AddressInfo;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
-  await service.lock.update({
+  await service.lock?.update({
     pid: process.pid,
     command: options.command,
     url,
