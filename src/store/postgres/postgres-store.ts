@@ -18,299 +18,19 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { AppError } from '../../core/errors.js';
 import type {
-  Account,
-  IdempotencyRecord,
-  JsonObject,
-  LedgerEntry,
-  Memory,
-  MemoryType,
-} from '../../core/model.js';
-import { IDEMPOTENCY_RETENTION_MS } from '../../core/model.js';
-import type {
   IdempotencyClaim,
   IdempotencyClaimRequest,
   StorePort,
   StoreReader,
   StoreTx,
 } from '../../core/store-port.js';
+import { isUnreachable, unavailable } from './postgres-errors.js';
+import { toIdempotencyRecord } from './postgres-rows.js';
+import { PostgresReader, PostgresTx } from './postgres-tx.js';
 
 /** SQLSTATEs after which a transaction's work is run again. */
 const RETRYABLE = new Set(['40001', '40P01', '23505']);
 const MAX_ATTEMPTS = 3;
-
-type Queryable = Pick<pg.ClientBase, 'query'>;
-type Row = Record<string, unknown>;
-
-function iso(value: unknown): string {
-  return (value instanceof Date ? value : new Date(String(value))).toISOString();
-}
-
-/** A bigint column as a number, refusing one beyond what a double holds exactly. */
-function int(value: unknown): number {
-  const n = Number(value);
-  if (!Number.isSafeInteger(n)) throw new Error(`the database returned ${String(value)}, not a safe integer`);
-  return n;
-}
-
-function text(value: unknown): string {
-  return Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
-}
-
-function toAccount(row: Row): Account {
-  return {
-    id: String(row.id),
-    email: String(row.email),
-    name: row.name === null ? null : text(row.name),
-    plan: row.plan as Account['plan'],
-    keyHash: String(row.key_hash),
-    balanceCents: int(row.balance_cents),
-    createdAt: iso(row.created_at),
-  };
-}
-
-function toLedgerEntry(row: Row): LedgerEntry {
-  return {
-    id: String(row.id),
-    agentId: String(row.agent_id),
-    at: iso(row.at),
-    operation: row.operation as LedgerEntry['operation'],
-    amountCents: int(row.amount_cents),
-    balanceAfterCents: int(row.balance_after_cents),
-    ...(row.cost_cents === null ? {} : { costCents: int(row.cost_cents) }),
-    ...(row.plan === null ? {} : { plan: row.plan as LedgerEntry['plan'] }),
-    ...(row.memory_key === null ? {} : { memoryKey: String(row.memory_key) }),
-    ...(row.query_type === null ? {} : { queryType: row.query_type as LedgerEntry['queryType'] }),
-    ...(row.query === null ? {} : { query: String(row.query) }),
-  };
-}
-
-function toMemory(row: Row): Memory {
-  return {
-    agentId: String(row.agent_id),
-    key: String(row.key),
-    value: text(row.value),
-    type: row.type as MemoryType,
-    metadata: row.metadata as JsonObject,
-    createdAt: iso(row.created_at),
-    updatedAt: iso(row.updated_at),
-  };
-}
-
-function toIdempotencyRecord(row: Row): IdempotencyRecord {
-  return {
-    agentId: String(row.agent_id),
-    key: String(row.key),
-    fingerprint: String(row.fingerprint),
-    operation: String(row.operation),
-    status: int(row.status),
-    body: row.body as JsonObject,
-    createdAt: iso(row.created_at),
-  };
-}
-
-const ACCOUNT_COLUMNS = 'id, email, name, plan, key_hash, balance_cents, created_at';
-const MEMORY_COLUMNS = 'agent_id, key, value, type, metadata, created_at, updated_at';
-const LEDGER_COLUMNS =
-  'agent_id, id, at, operation, amount_cents, balance_after_cents, cost_cents, plan, memory_key, query_type, query';
-
-/** Reads on a connection; `lock` makes account reads lock their row (inside a transaction). */
-class PostgresReader implements StoreReader {
-  constructor(
-    protected readonly db: Queryable,
-    private readonly lock: boolean,
-  ) {}
-
-  private async account(where: string, value: string): Promise<Account | undefined> {
-    const { rows } = await this.db.query(
-      `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE ${where} = $1${this.lock ? ' FOR UPDATE' : ''}`,
-      [value],
-    );
-    return rows[0] ? toAccount(rows[0]) : undefined;
-  }
-
-  getAccount(id: string) {
-    return this.account('id', id);
-  }
-
-  findAccountByKeyHash(keyHash: string) {
-    return this.account('key_hash', keyHash);
-  }
-
-  findAccountByEmail(email: string) {
-    return this.account('email', email);
-  }
-
-  async listLedger(agentId: string, limit: number) {
-    const { rows } = await this.db.query(
-      `SELECT ${LEDGER_COLUMNS} FROM ledger WHERE agent_id = $1 ORDER BY seq DESC LIMIT $2`,
-      [agentId, limit],
-    );
-    return rows.map(toLedgerEntry);
-  }
-
-  async getMemory(agentId: string, key: string) {
-    const { rows } = await this.db.query(
-      `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 AND key = $2`,
-      [agentId, key],
-    );
-    return rows[0] ? toMemory(rows[0]) : undefined;
-  }
-
-  async listMemories(agentId: string, filter: { type?: MemoryType; limit: number }) {
-    const { rows } =
-      filter.type === undefined
-        ? await this.db.query(
-            `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 ORDER BY update_seq DESC LIMIT $2`,
-            [agentId, filter.limit],
-          )
-        : await this.db.query(
-            `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 AND type = $2 ` +
-              'ORDER BY update_seq DESC LIMIT $3',
-            [agentId, filter.type, filter.limit],
-          );
-    return rows.map(toMemory);
-  }
-
-  async countMemories(agentId: string) {
-    const { rows } = await this.db.query('SELECT count(*) AS n FROM memories WHERE agent_id = $1', [agentId]);
-    return int(rows[0]?.n ?? 0);
-  }
-
-  async spentSince(agentId: string, since: string) {
-    // costOf: the cost when recorded, else what a debit took from the balance.
-    const { rows } = await this.db.query(
-      'SELECT coalesce(sum(coalesce(cost_cents, greatest(0, -amount_cents))), 0) AS spent ' +
-        'FROM ledger WHERE agent_id = $1 AND at >= $2',
-      [agentId, since],
-    );
-    return int(rows[0]?.spent ?? 0);
-  }
-
-  async getIdempotency(agentId: string, key: string) {
-    const { rows } = await this.db.query(
-      "SELECT * FROM idempotency WHERE agent_id = $1 AND key = $2 AND state = 'done'",
-      [agentId, key],
-    );
-    return rows[0] ? toIdempotencyRecord(rows[0]) : undefined;
-  }
-}
-
-class PostgresTx extends PostgresReader implements StoreTx {
-  constructor(db: Queryable) {
-    super(db, true);
-  }
-
-  async putAccount(account: Account) {
-    await this.db.query(
-      `INSERT INTO accounts (${ACCOUNT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) ` +
-        'ON CONFLICT (id) DO UPDATE SET email = EXCLUDED.email, name = EXCLUDED.name, plan = EXCLUDED.plan, ' +
-        'key_hash = EXCLUDED.key_hash, balance_cents = EXCLUDED.balance_cents',
-      [
-        account.id,
-        account.email,
-        account.name === null ? null : Buffer.from(account.name, 'utf8'),
-        account.plan,
-        account.keyHash,
-        account.balanceCents,
-        account.createdAt,
-      ],
-    );
-  }
-
-  async appendLedger(entry: LedgerEntry) {
-    // The entry's seq comes from the account row (locked by the transaction's read of the account): a
-    // second writer that skipped the lock would take the same seq and fail on the primary key.
-    const { rows } = await this.db.query(
-      'UPDATE accounts SET ledger_seq = ledger_seq + 1 WHERE id = $1 RETURNING ledger_seq',
-      [entry.agentId],
-    );
-    if (!rows[0]) throw new Error(`appendLedger: no account ${entry.agentId}`);
-    await this.db.query(
-      `INSERT INTO ledger (${LEDGER_COLUMNS}, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-      [
-        entry.agentId,
-        entry.id,
-        entry.at,
-        entry.operation,
-        entry.amountCents,
-        entry.balanceAfterCents,
-        entry.costCents ?? null,
-        entry.plan ?? null,
-        entry.memoryKey ?? null,
-        entry.queryType ?? null,
-        entry.query ?? null,
-        rows[0].ledger_seq,
-      ],
-    );
-  }
-
-  async putMemory(memory: Memory) {
-    await this.db.query(
-      `INSERT INTO memories (${MEMORY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) ` +
-        'ON CONFLICT (agent_id, key) DO UPDATE SET value = EXCLUDED.value, type = EXCLUDED.type, ' +
-        'metadata = EXCLUDED.metadata, created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at, ' +
-        "update_seq = nextval('memories_update_seq')",
-      [
-        memory.agentId,
-        memory.key,
-        Buffer.from(memory.value, 'utf8'),
-        memory.type,
-        JSON.stringify(memory.metadata),
-        memory.createdAt,
-        memory.updatedAt,
-      ],
-    );
-  }
-
-  async deleteMemory(agentId: string, key: string) {
-    const { rowCount } = await this.db.query('DELETE FROM memories WHERE agent_id = $1 AND key = $2', [
-      agentId,
-      key,
-    ]);
-    return (rowCount ?? 0) > 0;
-  }
-
-  async putIdempotency(record: IdempotencyRecord, claimToken?: string) {
-    const values = [
-      record.agentId,
-      record.key,
-      record.fingerprint,
-      record.operation,
-      record.status,
-      JSON.stringify(record.body),
-      record.createdAt,
-    ];
-    if (claimToken !== undefined) {
-      const { rowCount } = await this.db.query(
-        "UPDATE idempotency SET state = 'done', fingerprint = $3, operation = $4, status = $5, body = $6, " +
-          'created_at = $7, claim_token = NULL, lease_until = NULL ' +
-          "WHERE agent_id = $1 AND key = $2 AND state = 'running' AND claim_token = $8",
-        [...values, claimToken],
-      );
-      if (rowCount === 0) {
-        // The lease ran out and another request took the key: this one must not charge.
-        throw new AppError(
-          'idempotency_in_progress',
-          'This request took too long and another request with the same idempotency key took over; nothing ' +
-            'was charged for this one. Retry with the same key to get that request’s response.',
-          { field: 'idempotency_key' },
-        );
-      }
-    } else {
-      await this.db.query(
-        'INSERT INTO idempotency (agent_id, key, fingerprint, operation, status, body, created_at, state) ' +
-          "VALUES ($1, $2, $3, $4, $5, $6, $7, 'done') ON CONFLICT (agent_id, key) DO UPDATE SET " +
-          "state = 'done', fingerprint = $3, operation = $4, status = $5, body = $6, created_at = $7, " +
-          'claim_token = NULL, lease_until = NULL',
-        values,
-      );
-    }
-    // As the JSON store: records older than the retention before this one may go.
-    await this.db.query("DELETE FROM idempotency WHERE state = 'done' AND created_at < $1", [
-      new Date(Date.parse(record.createdAt) - IDEMPOTENCY_RETENTION_MS).toISOString(),
-    ]);
-  }
-}
 
 export interface PostgresStoreOptions {
   connectionString: string;
@@ -337,30 +57,44 @@ export class PostgresStore implements StorePort {
   async transact<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
     this.assertOpen();
     for (let attempt = 1; ; attempt++) {
-      const client = await this.connect();
+      const client = await this.pool.connect().catch((err: unknown) => {
+        throw isUnreachable(err) ? unavailable(err) : err;
+      });
+      let committing = false;
+      let broken: Error | undefined;
       try {
         await client.query('BEGIN');
         const result = await work(new PostgresTx(client));
+        committing = true;
         await client.query('COMMIT');
         return result;
       } catch (err) {
         await client.query('ROLLBACK').catch(() => undefined);
+        // A connection lost before COMMIT was sent rolls the transaction back; during it, nobody knows.
+        if (isUnreachable(err)) {
+          broken = err as Error;
+          throw unavailable(err, committing);
+        }
         const code = (err as { code?: string }).code;
         if (attempt < MAX_ATTEMPTS && code !== undefined && RETRYABLE.has(code)) continue;
         throw err;
       } finally {
-        client.release();
+        client.release(broken); // a broken connection is dropped from the pool, not reused
       }
     }
   }
 
   async read<T>(work: (reader: StoreReader) => Promise<T>): Promise<T> {
     this.assertOpen();
-    return work(new PostgresReader(this.pool, false));
+    return this.reachable(() => work(new PostgresReader(this.pool, false)));
   }
 
-  async claimIdempotency(request: IdempotencyClaimRequest): Promise<IdempotencyClaim> {
+  claimIdempotency(request: IdempotencyClaimRequest): Promise<IdempotencyClaim> {
     this.assertOpen();
+    return this.reachable(() => this.claim(request));
+  }
+
+  private async claim(request: IdempotencyClaimRequest): Promise<IdempotencyClaim> {
     const token = randomUUID();
     const leaseUntil = new Date(Date.parse(request.now) + request.leaseMs).toISOString();
     // Take the key when it is free, when its claim's lease has run out, or when its record is past the
@@ -389,16 +123,22 @@ export class PostgresStore implements StorePort {
       request.key,
     ]);
     const row = held.rows[0];
-    if (!row) return this.claimIdempotency(request); // released between the two statements: try again
+    if (!row) return this.claim(request); // released between the two statements: try again
     if (row.state === 'done') return { state: 'stored', record: toIdempotencyRecord(row) };
     return { state: 'running', fingerprint: String(row.fingerprint) };
   }
 
   async releaseIdempotency(agentId: string, key: string, token: string): Promise<void> {
-    await this.pool.query(
-      "DELETE FROM idempotency WHERE agent_id = $1 AND key = $2 AND state = 'running' AND claim_token = $3",
-      [agentId, key, token],
-    );
+    // A release that cannot reach the database leaves the claim to its lease, and must not turn the
+    // request's own outcome into an error.
+    await this.pool
+      .query(
+        "DELETE FROM idempotency WHERE agent_id = $1 AND key = $2 AND state = 'running' AND claim_token = $3",
+        [agentId, key, token],
+      )
+      .catch((err: unknown) => {
+        if (!isUnreachable(err)) throw err;
+      });
   }
 
   async close(): Promise<void> {
@@ -411,8 +151,13 @@ export class PostgresStore implements StorePort {
     return this.closed ? 'closed' : 'open';
   }
 
-  private async connect(): Promise<pg.PoolClient> {
-    return this.pool.connect();
+  /** Runs `call`, its database-out-of-reach errors turned into the 503 that says nothing was done. */
+  private async reachable<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (err) {
+      throw isUnreachable(err) ? unavailable(err) : err;
+    }
   }
 
   private assertOpen(): void {

@@ -1,0 +1,221 @@
+/**
+ * Reads and writes of the PostgreSQL store on one connection. Inside a transaction every account read locks
+ * the account's row (`FOR UPDATE`), which serialises the transactions that charge one agent across every
+ * instance; the ledger's seq comes from that locked row.
+ */
+import type pg from 'pg';
+import { AppError } from '../../core/errors.js';
+import type { Account, IdempotencyRecord, LedgerEntry, Memory, MemoryType } from '../../core/model.js';
+import { IDEMPOTENCY_RETENTION_MS } from '../../core/model.js';
+import type { StoreReader, StoreTx } from '../../core/store-port.js';
+import {
+  ACCOUNT_COLUMNS,
+  int,
+  LEDGER_COLUMNS,
+  MEMORY_COLUMNS,
+  toAccount,
+  toIdempotencyRecord,
+  toLedgerEntry,
+  toMemory,
+} from './postgres-rows.js';
+
+type Queryable = Pick<pg.ClientBase, 'query'>;
+
+/** Reads on a connection; `lock` makes account reads lock their row (inside a transaction). */
+export class PostgresReader implements StoreReader {
+  constructor(
+    protected readonly db: Queryable,
+    private readonly lock: boolean,
+  ) {}
+
+  private async account(where: string, value: string): Promise<Account | undefined> {
+    const { rows } = await this.db.query(
+      `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE ${where} = $1${this.lock ? ' FOR UPDATE' : ''}`,
+      [value],
+    );
+    return rows[0] ? toAccount(rows[0]) : undefined;
+  }
+
+  getAccount(id: string) {
+    return this.account('id', id);
+  }
+
+  findAccountByKeyHash(keyHash: string) {
+    return this.account('key_hash', keyHash);
+  }
+
+  findAccountByEmail(email: string) {
+    return this.account('email', email);
+  }
+
+  async listLedger(agentId: string, limit: number) {
+    const { rows } = await this.db.query(
+      `SELECT ${LEDGER_COLUMNS} FROM ledger WHERE agent_id = $1 ORDER BY seq DESC LIMIT $2`,
+      [agentId, limit],
+    );
+    return rows.map(toLedgerEntry);
+  }
+
+  async getMemory(agentId: string, key: string) {
+    const { rows } = await this.db.query(
+      `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 AND key = $2`,
+      [agentId, key],
+    );
+    return rows[0] ? toMemory(rows[0]) : undefined;
+  }
+
+  async listMemories(agentId: string, filter: { type?: MemoryType; limit: number }) {
+    const { rows } =
+      filter.type === undefined
+        ? await this.db.query(
+            `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 ORDER BY update_seq DESC LIMIT $2`,
+            [agentId, filter.limit],
+          )
+        : await this.db.query(
+            `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 AND type = $2 ` +
+              'ORDER BY update_seq DESC LIMIT $3',
+            [agentId, filter.type, filter.limit],
+          );
+    return rows.map(toMemory);
+  }
+
+  async countMemories(agentId: string) {
+    const { rows } = await this.db.query('SELECT count(*) AS n FROM memories WHERE agent_id = $1', [agentId]);
+    return int(rows[0]?.n ?? 0);
+  }
+
+  async spentSince(agentId: string, since: string) {
+    // costOf: the cost when recorded, else what a debit took from the balance.
+    const { rows } = await this.db.query(
+      'SELECT coalesce(sum(coalesce(cost_cents, greatest(0, -amount_cents))), 0) AS spent ' +
+        'FROM ledger WHERE agent_id = $1 AND at >= $2',
+      [agentId, since],
+    );
+    return int(rows[0]?.spent ?? 0);
+  }
+
+  async getIdempotency(agentId: string, key: string) {
+    const { rows } = await this.db.query(
+      "SELECT * FROM idempotency WHERE agent_id = $1 AND key = $2 AND state = 'done'",
+      [agentId, key],
+    );
+    return rows[0] ? toIdempotencyRecord(rows[0]) : undefined;
+  }
+}
+
+export class PostgresTx extends PostgresReader implements StoreTx {
+  constructor(db: Queryable) {
+    super(db, true);
+  }
+
+  async putAccount(account: Account) {
+    await this.db.query(
+      `INSERT INTO accounts (${ACCOUNT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) ` +
+        'ON CONFLICT (id) DO UPDATE SET email = EXCLUDED.email, name = EXCLUDED.name, plan = EXCLUDED.plan, ' +
+        'key_hash = EXCLUDED.key_hash, balance_cents = EXCLUDED.balance_cents',
+      [
+        account.id,
+        account.email,
+        account.name === null ? null : Buffer.from(account.name, 'utf8'),
+        account.plan,
+        account.keyHash,
+        account.balanceCents,
+        account.createdAt,
+      ],
+    );
+  }
+
+  async appendLedger(entry: LedgerEntry) {
+    // The entry's seq comes from the account row (locked by the transaction's read of the account): a
+    // second writer that skipped the lock would take the same seq and fail on the primary key.
+    const { rows } = await this.db.query(
+      'UPDATE accounts SET ledger_seq = ledger_seq + 1 WHERE id = $1 RETURNING ledger_seq',
+      [entry.agentId],
+    );
+    if (!rows[0]) throw new Error(`appendLedger: no account ${entry.agentId}`);
+    await this.db.query(
+      `INSERT INTO ledger (${LEDGER_COLUMNS}, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+      [
+        entry.agentId,
+        entry.id,
+        entry.at,
+        entry.operation,
+        entry.amountCents,
+        entry.balanceAfterCents,
+        entry.costCents ?? null,
+        entry.plan ?? null,
+        entry.memoryKey ?? null,
+        entry.queryType ?? null,
+        entry.query ?? null,
+        rows[0].ledger_seq,
+      ],
+    );
+  }
+
+  async putMemory(memory: Memory) {
+    await this.db.query(
+      `INSERT INTO memories (${MEMORY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) ` +
+        'ON CONFLICT (agent_id, key) DO UPDATE SET value = EXCLUDED.value, type = EXCLUDED.type, ' +
+        'metadata = EXCLUDED.metadata, created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at, ' +
+        "update_seq = nextval('memories_update_seq')",
+      [
+        memory.agentId,
+        memory.key,
+        Buffer.from(memory.value, 'utf8'),
+        memory.type,
+        JSON.stringify(memory.metadata),
+        memory.createdAt,
+        memory.updatedAt,
+      ],
+    );
+  }
+
+  async deleteMemory(agentId: string, key: string) {
+    const { rowCount } = await this.db.query('DELETE FROM memories WHERE agent_id = $1 AND key = $2', [
+      agentId,
+      key,
+    ]);
+    return (rowCount ?? 0) > 0;
+  }
+
+  async putIdempotency(record: IdempotencyRecord, claimToken?: string) {
+    const values = [
+      record.agentId,
+      record.key,
+      record.fingerprint,
+      record.operation,
+      record.status,
+      JSON.stringify(record.body),
+      record.createdAt,
+    ];
+    if (claimToken !== undefined) {
+      const { rowCount } = await this.db.query(
+        "UPDATE idempotency SET state = 'done', fingerprint = $3, operation = $4, status = $5, body = $6, " +
+          'created_at = $7, claim_token = NULL, lease_until = NULL ' +
+          "WHERE agent_id = $1 AND key = $2 AND state = 'running' AND claim_token = $8",
+        [...values, claimToken],
+      );
+      if (rowCount === 0) {
+        // The lease ran out and another request took the key: this one must not charge.
+        throw new AppError(
+          'idempotency_in_progress',
+          'This request took too long and another request with the same idempotency key took over; nothing ' +
+            'was charged for this one. Retry with the same key to get that request’s response.',
+          { field: 'idempotency_key' },
+        );
+      }
+    } else {
+      await this.db.query(
+        'INSERT INTO idempotency (agent_id, key, fingerprint, operation, status, body, created_at, state) ' +
+          "VALUES ($1, $2, $3, $4, $5, $6, $7, 'done') ON CONFLICT (agent_id, key) DO UPDATE SET " +
+          "state = 'done', fingerprint = $3, operation = $4, status = $5, body = $6, created_at = $7, " +
+          'claim_token = NULL, lease_until = NULL',
+        values,
+      );
+    }
+    // As the JSON store: records older than the retention before this one may go.
+    await this.db.query("DELETE FROM idempotency WHERE state = 'done' AND created_at < $1", [
+      new Date(Date.parse(record.createdAt) - IDEMPOTENCY_RETENTION_MS).toISOString(),
+    ]);
+  }
+}
