@@ -10,6 +10,7 @@ import type { Clock } from '../../src/core/clock.js';
 import type { LiveDataSource } from '../../src/core/live-port.js';
 import { type RunningServer, startServer } from '../../src/http/http-server.js';
 import { openService, type Service } from '../../src/service.js';
+import { testDatabase } from './postgres.js';
 
 export { ManualClock } from './manual-clock.js';
 
@@ -73,13 +74,28 @@ export async function request(base: string, method: string, pathname: string, op
   return { status: res.status, headers: res.headers, body: parsed as any, text };
 }
 
+/** For AC_TEST_STORE=postgres: the database standing in for each DATA_DIR. */
+const databaseOfDataDir = new Map<string, string>();
+
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'ac-test-')));
+  // AC_TEST_STORE=postgres runs a suite's servers on PostgreSQL, each on a fresh database of its own (the
+  // same one again when a test restarts a server on its DATA_DIR).
+  let onPostgres = {};
+  if (process.env.AC_TEST_STORE === 'postgres') {
+    let url = databaseOfDataDir.get(dataDir);
+    if (url === undefined) {
+      url = (await testDatabase({ label: 'server' })).url;
+      databaseOfDataDir.set(dataDir, url);
+    }
+    onPostgres = { DATABASE_URL: url, DATA_DIR: '' };
+  }
   const config = loadConfig({
     DATA_DIR: dataDir,
     PORT: '0',
     AC_LOG_LEVEL: 'silent',
     AC_RATE_LIMIT: 'off',
+    ...onPostgres,
     ...options.env,
   });
   const service = await openService(config, {
