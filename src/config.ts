@@ -2,177 +2,19 @@
  * Configuration, parsed once with zod from the environment and command-line flags (flags win) into a
  * frozen Config. Nothing else reads process.env. A bad value stops start-up with a message naming it.
  */
-import { isIP } from 'node:net';
 import path from 'node:path';
 import envPaths from 'env-paths';
-import { z } from 'zod';
+import type { z } from 'zod';
+import { EnvSchema, type TrustProxySetting } from './config-env.js';
 import { DEFAULT_LIMITS, type Limits } from './core/limits.js';
 import type { LiveConfig } from './live/live-config.js';
 import { PROVIDERS } from './live/provider-list.js';
-import { PROVIDER_IDS } from './live/providers.js';
 
-const Port = z.coerce.number().int().min(0).max(65_535);
-const PositiveInt = z.coerce.number().int().min(1);
-/** A base URL: only its scheme, host and port are used. */
-const BaseUrl = z.url({ protocol: /^https?$/ }).transform((value) => new URL(value).origin);
-const Optional = z
-  .string()
-  .optional()
-  .transform((value) => (value === '' ? undefined : value));
-
-/** Express's named address ranges, accepted in AC_TRUST_PROXY's list. */
-const TRUST_PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
-
-/** One entry of AC_TRUST_PROXY's list: an address, a subnet (`10.0.0.0/8`, `fd00::/8`) or a named range. */
-function isTrustProxyEntry(entry: string): boolean {
-  if (TRUST_PROXY_NAMES.includes(entry)) return true;
-  const [address = '', prefix, ...rest] = entry.split('/');
-  const version = isIP(address);
-  if (version === 0 || rest.length > 0) return false;
-  if (prefix === undefined) return true;
-  return /^\d{1,3}$/u.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128);
-}
-
-/**
- * Express's `trust proxy` setting: `true` (trust every hop: only behind a proxy that overwrites
- * X-Forwarded-For), `false`, a hop count, or a comma-separated list of the proxies' addresses or subnets.
- */
-const TrustProxy = Optional.transform((value, ctx): TrustProxySetting => {
-  if (value === undefined || value === 'false') return false;
-  if (value === 'true') return true;
-  if (/^\d+$/u.test(value)) return Number(value);
-  const entries = value
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter(Boolean);
-  const bad = entries.filter((entry) => !isTrustProxyEntry(entry));
-  if (entries.length === 0 || bad.length > 0) {
-    ctx.addIssue({
-      code: 'custom',
-      message:
-        `must be true, false, a hop count (e.g. 1) or a comma-separated list of proxy addresses or subnets ` +
-        `(e.g. 10.0.0.1,192.168.0.0/16, or ${TRUST_PROXY_NAMES.join(', ')})` +
-        (bad.length > 0 ? `; not an address or subnet: ${bad.join(', ')}` : ''),
-    });
-    return z.NEVER;
-  }
-  return entries;
-});
-
-/**
- * The environment variable that overrides each upstream's base URL, by key of LiveConfig.urls: those with
- * a default, as the provider descriptors declare them.
- */
-export const UPSTREAM_URL_VARIABLES: Readonly<Record<string, string>> = Object.freeze(
-  Object.fromEntries(
-    PROVIDERS.flatMap((provider) =>
-      Object.entries(provider.urls)
-        .filter(([, url]) => url.default !== undefined)
-        .map(([key, url]) => [key, url.variable]),
-    ),
-  ),
-);
-
-/**
- * The variables each provider descriptor declares: its API key (optional; empty is unset) and its base
- * URLs (http or https; defaulting to the public host, or optional when the descriptor gives none).
- */
-function providerVariables() {
-  const shape: Record<
-    string,
-    typeof Optional | z.ZodOptional<typeof BaseUrl> | z.ZodDefault<typeof BaseUrl>
-  > = {};
-  for (const { apiKey } of PROVIDERS) if (apiKey) shape[apiKey.variable] = Optional;
-  for (const provider of PROVIDERS) {
-    for (const url of Object.values(provider.urls)) {
-      shape[url.variable] = url.default === undefined ? BaseUrl.optional() : BaseUrl.default(url.default);
-    }
-  }
-  return shape;
-}
-
-const PROVIDER_SHAPE = providerVariables();
-
-/** Every variable the provider descriptors declare (base URLs and API keys), all read by the configuration. */
-export const PROVIDER_VARIABLES: readonly string[] = Object.freeze(Object.keys(PROVIDER_SHAPE));
-
-/** A comma-separated, ordered list of provider ids of one kind, e.g. `open-meteo,wttr`. */
-function providerList(ids: readonly string[]) {
-  return z
-    .string()
-    .transform((value) =>
-      value
-        .split(',')
-        .map((id) => id.trim())
-        .filter(Boolean),
-    )
-    .pipe(
-      z
-        .array(
-          z.enum(ids as [string, ...string[]], { message: `each provider must be one of ${ids.join(', ')}` }),
-        )
-        .min(1),
-    )
-    .optional();
-}
-
-const EnvSchema = z.object({
-  AC_WEATHER_PROVIDERS: providerList(PROVIDER_IDS.weather),
-  AC_PRICE_PROVIDERS: providerList(PROVIDER_IDS.price),
-  AC_NEWS_PROVIDERS: providerList(PROVIDER_IDS.news),
-  AC_SEARCH_PROVIDERS: providerList(PROVIDER_IDS.search),
-  HOST: z.string().min(1).default('127.0.0.1'),
-  PORT: Port.default(8787),
-  DATA_DIR: Optional,
-  DATABASE_URL: Optional.pipe(
-    z
-      .string()
-      .regex(
-        /^postgres(ql)?:\/\//u,
-        'must be a PostgreSQL URL, postgresql://user:password@host:5432/database',
-      )
-      .optional(),
-  ),
-  AC_DB_POOL_MAX: PositiveInt.default(10),
-  AC_DB_STATEMENT_TIMEOUT_MS: PositiveInt.default(5000),
-  PUBLIC_URL: z
-    .url({ protocol: /^https?$/ })
-    .transform((value) => value.replace(/\/+$/u, ''))
-    .optional(),
-  AC_API_KEY: Optional,
-  AC_ADMIN_TOKEN: Optional.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
-  AC_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  AC_BODY_MAX_BYTES: PositiveInt.default(256 * 1024),
-  AC_MCP_SESSION_IDLE_SECONDS: PositiveInt.default(1800),
-  AC_MCP_MAX_SESSIONS: PositiveInt.default(1000),
-  AC_UPSTREAM_TIMEOUT_MS: PositiveInt.default(8000),
-  ...PROVIDER_SHAPE,
-  AC_MEMORY_KEY_MAX_CHARS: PositiveInt.default(DEFAULT_LIMITS.memoryKeyMaxChars),
-  AC_MEMORY_VALUE_MAX_BYTES: PositiveInt.default(DEFAULT_LIMITS.memoryValueMaxBytes),
-  AC_METADATA_MAX_BYTES: PositiveInt.default(DEFAULT_LIMITS.metadataMaxBytes),
-  AC_MEMORIES_PER_AGENT: PositiveInt.default(DEFAULT_LIMITS.memoriesPerAgent),
-  AC_QUERY_MAX_CHARS: PositiveInt.default(DEFAULT_LIMITS.queryMaxChars),
-  AC_DAILY_SPEND_LIMIT_CENTS: Optional.pipe(z.coerce.number<string | undefined>().int().min(1).optional()),
-  AC_UNLIMITED_DAILY_SPEND_LIMIT_CENTS: Optional.pipe(
-    z.coerce.number<string | undefined>().int().min(1).optional(),
-  ),
-  AC_RATE_LIMIT: z.enum(['on', 'off']).default('on'),
-  AC_RATE_LIMIT_PER_KEY_PER_MINUTE: PositiveInt.default(600),
-  AC_RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: PositiveInt.default(60),
-  AC_REGISTER_PER_HOUR_PER_ADDRESS: PositiveInt.default(5),
-  AC_REGISTER_PER_HOUR_PER_DOMAIN: PositiveInt.default(50),
-  AC_TRUST_PROXY: TrustProxy,
-  AC_CORS_ORIGINS: Optional.transform((value) =>
-    (value ?? '')
-      .split(',')
-      .map((origin) => origin.trim().replace(/\/+$/u, ''))
-      .filter(Boolean),
-  ),
-  AC_LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
-  AC_SHUTDOWN_TIMEOUT_MS: PositiveInt.default(10_000),
-  AC_HEADERS_TIMEOUT_MS: PositiveInt.default(10_000),
-  AC_REQUEST_TIMEOUT_MS: PositiveInt.default(30_000),
-});
+export {
+  PROVIDER_VARIABLES,
+  type TrustProxySetting,
+  UPSTREAM_URL_VARIABLES,
+} from './config-env.js';
 
 export interface DatabaseConfig {
   url: string;
@@ -223,9 +65,6 @@ export interface Config {
   headersTimeoutMs: number;
   requestTimeoutMs: number;
 }
-
-/** `true`, `false`, a hop count, or proxy addresses and subnets, as Express's `trust proxy` takes them. */
-export type TrustProxySetting = boolean | number | readonly string[];
 
 export interface RateLimitConfig {
   /** `AC_RATE_LIMIT=off` turns every limit off, the registration limits included. */

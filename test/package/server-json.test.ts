@@ -13,11 +13,11 @@ import { PROVIDER_VARIABLES } from '../../src/config.js';
 
 const readJson = async (file: string) => JSON.parse(await readFile(file, 'utf8'));
 
-/** The environment variables src/config.ts reads: the keys of its EnvSchema and the provider variables the descriptors declare. */
+/** The environment variables the configuration reads: the keys of EnvSchema (src/config-env.ts) and the provider variables the descriptors declare. */
 async function configVariables(): Promise<Set<string>> {
-  const source = await readFile('src/config.ts', 'utf8');
+  const source = await readFile('src/config-env.ts', 'utf8');
   const block = /const EnvSchema = z\.object\(\{\n([\s\S]*?)\n\}\);/.exec(source)?.[1];
-  if (!block) throw new Error('src/config.ts no longer has `const EnvSchema = z.object({ ... });`');
+  if (!block) throw new Error('src/config-env.ts no longer has `const EnvSchema = z.object({ ... });`');
   const keys = [...block.matchAll(/^ {2}([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1] as string);
   return new Set([...keys, ...PROVIDER_VARIABLES]);
 }
