@@ -192,3 +192,50 @@ export async function residentMemory(pid: number): Promise<{ rssMb: number; peak
     return undefined;
   }
 }
+
+/** The line a server (agent-context or the bare app) prints once it listens, with its URL. */
+export const LISTENING = /listening on (http:\/\/[^\s"]+)/;
+
+/** The few variables a child needs from this environment, and `extra`: nothing else leaks in. */
+export function minimalEnv(extra: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG']) {
+    const value = process.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return { ...env, ...extra };
+}
+
+/**
+ * The built `agent-context serve` on `dataDir`, as the benchmark runs it: production mode, on a free
+ * loopback port, rate limits off (50 connections from one address would be answered 429), weather from the
+ * fake Open-Meteo at `upstreamUrl`. `nodeArgs` go before the script (`--cpu-prof` for the profile).
+ */
+export function spawnBenchServer(opts: {
+  name: string;
+  dataDir: string;
+  upstreamUrl: string;
+  logFile: string;
+  logLevel: string;
+  nodeArgs?: string[];
+}): SpawnedWithLog {
+  return spawnWithLog({
+    name: opts.name,
+    args: [...(opts.nodeArgs ?? []), path.join(ROOT, 'dist', 'cli.js'), 'serve'],
+    env: minimalEnv({
+      DATA_DIR: opts.dataDir,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      AC_LOG_LEVEL: opts.logLevel,
+      NODE_ENV: 'production',
+      AC_RATE_LIMIT: 'off',
+      AC_WEATHER_PROVIDERS: 'open-meteo',
+      AC_OPEN_METEO_GEOCODING_URL: opts.upstreamUrl,
+      AC_OPEN_METEO_FORECAST_URL: opts.upstreamUrl,
+    }),
+    logFile: opts.logFile,
+    readyPattern: LISTENING,
+    timeoutMs: 120_000,
+    stopGraceMs: 120_000,
+  });
+}

@@ -18,7 +18,7 @@ import {
   memoryStoreRequests,
   primeWeatherCache,
 } from './http-load.js';
-import { cleanupAll, defer, makeTempDir, ROOT, spawnWithLog } from './lifecycle.js';
+import { cleanupAll, defer, makeTempDir, ROOT, spawnBenchServer } from './lifecycle.js';
 import { prefillStore } from './prefill.js';
 
 interface ProfileNode {
@@ -105,26 +105,13 @@ async function main(): Promise<void> {
   const prefill = await prefillStore(dataDir, size, setting('BENCH_AGENTS', 1000));
   const upstream = await startFakeOpenMeteo();
   defer('fake Open-Meteo', () => upstream.close());
-  const server = spawnWithLog({
+  const server = spawnBenchServer({
     name: 'agent-context serve (profiled)',
-    args: ['--cpu-prof', '--cpu-prof-dir', profileDir, path.join(ROOT, 'dist', 'cli.js'), 'serve'],
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      DATA_DIR: dataDir,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      NODE_ENV: 'production',
-      AC_LOG_LEVEL: 'info',
-      AC_RATE_LIMIT: 'off',
-      AC_WEATHER_PROVIDERS: 'open-meteo',
-      AC_OPEN_METEO_GEOCODING_URL: upstream.url,
-      AC_OPEN_METEO_FORECAST_URL: upstream.url,
-    },
+    dataDir,
+    upstreamUrl: upstream.url,
     logFile: path.join(dir, 'server.log'),
-    readyPattern: /listening on (http:\/\/[^\s"]+)/,
-    timeoutMs: 120_000,
-    stopGraceMs: 120_000,
+    logLevel: 'info',
+    nodeArgs: ['--cpu-prof', '--cpu-prof-dir', profileDir],
   });
   const url = (await server.ready).match[1] as string;
   await primeWeatherCache(url, prefill.agents[0] as (typeof prefill.agents)[number]);

@@ -35,7 +35,18 @@ import {
   primeWeatherCache,
   SEARCH_LIMIT,
 } from './http-load.js';
-import { cleanupAll, defer, makeTempDir, ROOT, residentMemory, sleep, spawnWithLog } from './lifecycle.js';
+import {
+  cleanupAll,
+  defer,
+  LISTENING,
+  makeTempDir,
+  minimalEnv,
+  ROOT,
+  residentMemory,
+  sleep,
+  spawnBenchServer,
+  spawnWithLog,
+} from './lifecycle.js';
 import { benchAgentContextStdio, type McpResult } from './mcp-stdio.js';
 import { prefillStore } from './prefill.js';
 import {
@@ -49,7 +60,6 @@ import {
 import { benchServerMemory } from './server-memory.js';
 
 const SERVER_LOG_LEVEL = 'info';
-const LISTENING = /listening on (http:\/\/[^\s"]+)/;
 
 function envNumber(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
@@ -126,15 +136,6 @@ function commandLine(): string {
   return [...vars, 'npm run bench'].join(' ');
 }
 
-function minimalEnv(extra: Record<string, string>): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG']) {
-    const value = process.env[name];
-    if (value !== undefined) env[name] = value;
-  }
-  return { ...env, ...extra };
-}
-
 async function errorLogLines(file: string): Promise<{ count: number; first?: string }> {
   const text = await readFile(file, 'utf8').catch(() => '');
   let count = 0;
@@ -209,25 +210,12 @@ async function main(): Promise<void> {
     await mkdir(dataDir);
     const prefill = await prefillStore(dataDir, size, agents);
     progress(`  prefilled ${(prefill.fileBytes / 1e6).toFixed(1)} MB in ${formatNumber(prefill.ms)} ms`);
-    const server = spawnWithLog({
+    const server = spawnBenchServer({
       name: 'agent-context serve',
-      args: [cli, 'serve'],
-      env: minimalEnv({
-        DATA_DIR: dataDir,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        AC_LOG_LEVEL: SERVER_LOG_LEVEL,
-        NODE_ENV: 'production',
-        // 50 connections from one address with a handful of keys: the limits would answer most calls 429.
-        AC_RATE_LIMIT: 'off',
-        AC_WEATHER_PROVIDERS: 'open-meteo',
-        AC_OPEN_METEO_GEOCODING_URL: upstream.url,
-        AC_OPEN_METEO_FORECAST_URL: upstream.url,
-      }),
+      dataDir,
+      upstreamUrl: upstream.url,
       logFile: path.join(dir, 'server.log'),
-      readyPattern: LISTENING,
-      timeoutMs: 120_000,
-      stopGraceMs: 120_000,
+      logLevel: SERVER_LOG_LEVEL,
     });
     const { ms: readyMs, match } = await server.ready;
     const pid = server.child.pid as number;
