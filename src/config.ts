@@ -18,9 +18,26 @@ export {
 
 export interface DatabaseConfig {
   url: string;
+  /** The database for logs and messages: host, port and database, never the password. */
+  label: string;
   /** Connections in this instance's pool: the instances' pools together must stay under max_connections. */
   poolMax: number;
   statementTimeoutMs: number;
+}
+
+/** The database's address for a log line: host, port and database, never the user's password. */
+export function databaseLabel(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `postgresql://${parsed.hostname}${parsed.port ? `:${parsed.port}` : ''}${parsed.pathname}`;
+  } catch {
+    return 'postgresql://(unparsable URL)';
+  }
+}
+
+/** Where the store is, in a sentence: "the database at …" or "the store in <dir>". */
+export function storePlace(config: Pick<Config, 'database' | 'dataDir'>): string {
+  return config.database ? `the database at ${config.database.label}` : `the store in ${config.dataDir}`;
 }
 
 /** Flags that mirror environment variables; a flag given wins over the variable. */
@@ -121,6 +138,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
         ? undefined
         : Object.freeze({
             url: e.DATABASE_URL,
+            label: databaseLabel(e.DATABASE_URL),
             poolMax: e.AC_DB_POOL_MAX,
             statementTimeoutMs: e.AC_DB_STATEMENT_TIMEOUT_MS,
           }),

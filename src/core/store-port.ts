@@ -65,6 +65,8 @@ export interface IdempotencyClaimRequest {
   leaseMs: number;
 }
 
+export type StoreHealth = 'ok' | 'failed' | 'unreachable' | 'closed';
+
 export interface StorePort {
   /**
    * Runs `work` as one atomic, isolated step: no other transaction interleaves with it, and its writes are
@@ -83,8 +85,9 @@ export interface StorePort {
   /** Flushes and releases the store. Further calls fail. */
   close(): Promise<void>;
   /**
-   * Whether the store takes work, without I/O: `open`; `failed` after a write failed (it refuses all work
-   * until a restart); `closed` after close().
+   * Whether the store takes work now: `ok`; `failed` after a write failed (it refuses all work until a
+   * restart); `unreachable` while a database cannot be reached (work resumes by itself when it can);
+   * `closed` after close(). Never throws; a database store asks the database, with a short timeout.
    */
-  status(): 'open' | 'failed' | 'closed';
+  health(): Promise<StoreHealth>;
 }

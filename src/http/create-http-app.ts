@@ -40,7 +40,7 @@ export interface HttpAppOptions {
   /** Graceful shutdown: tracks requests in flight (src/http/drain.ts). */
   drain?: Drain;
   /** Whether the service takes work, for GET /api/ac/ready; always ready when not given. */
-  readiness?: () => Readiness;
+  readiness?: () => Promise<Readiness>;
 }
 
 export function createHttpApp(options: HttpAppOptions): Express {
@@ -74,13 +74,13 @@ export function createHttpApp(options: HttpAppOptions): Express {
   );
   if (rateLimits?.register) app.post(rateLimits.register.path, rateLimits.register.handlers);
 
-  const readiness = options.readiness ?? (() => 'ready' as const);
+  const readiness = options.readiness ?? (async () => 'ready' as const);
   const routes = createRouteTable();
   addOperationRoutes(routes, core, operations, options.adminToken);
   for (const doc of DOCUMENTS) {
-    const serve: RequestHandler = (req, res) => {
+    const serve: RequestHandler = async (req, res) => {
       res.locals.operation = doc.name;
-      const body = doc.render({
+      const body = await doc.render({
         baseUrl: publicBaseUrl(req, options.publicUrl),
         operations,
         documents: DOCUMENTS,

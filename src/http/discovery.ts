@@ -29,7 +29,7 @@ export const PingOutput = z.object({
 
 export const ReadyOutput = z.object({
   ready: z.boolean(),
-  status: z.enum(['ready', 'shutting_down', 'store_failed', 'store_closed']),
+  status: z.enum(['ready', 'shutting_down', 'store_failed', 'store_unreachable', 'store_closed']),
   timestamp: z.iso.datetime(),
   error: z.string().optional().describe('When not ready: what is wrong and what to do.'),
   retry_after_s: z.int().optional(),
@@ -44,6 +44,12 @@ const NOT_READY: Record<Exclude<Readiness, 'ready'>, { error: string; retryAfter
   store_failed: {
     error: 'The store could not write to disk and refuses work until the service is restarted.',
     retryAfterS: 30,
+  },
+  store_unreachable: {
+    error:
+      'The database cannot be reached; this instance answers 503 until it can, then takes work again by ' +
+      'itself: retry shortly.',
+    retryAfterS: 5,
   },
   store_closed: { error: 'The store is closed: the service is stopping.', retryAfterS: 5 },
 };
@@ -79,10 +85,10 @@ export const DOCUMENTS: readonly DocumentRoute[] = [
     path: '/api/ac/ready',
     summary:
       'Readiness for load balancers: 200 {"ready": true} when the store is loaded and taking work; 503 with ' +
-      'Retry-After while shutting down or after a store failure. Free, no key.',
+      'Retry-After while shutting down, after a store failure or while the database cannot be reached. Free, no key.',
     output: ReadyOutput,
-    render: ({ readiness }): z.input<typeof ReadyOutput> => {
-      const status = readiness();
+    render: async ({ readiness }): Promise<z.input<typeof ReadyOutput>> => {
+      const status = await readiness();
       const timestamp = new Date().toISOString();
       if (status === 'ready') return { ready: true, status, timestamp };
       const { error, retryAfterS } = NOT_READY[status];
@@ -93,7 +99,7 @@ export const DOCUMENTS: readonly DocumentRoute[] = [
       return ready ? { status: 200 } : { status: 503, headers: { 'Retry-After': String(retryAfter ?? 5) } };
     },
     otherStatuses: {
-      '503': 'Not ready (shutting down, or the store failed): see status, error and the Retry-After header.',
+      '503': 'Not ready (shutting down, the store failed, or its database cannot be reached): see status, error and the Retry-After header.',
     },
   },
   {

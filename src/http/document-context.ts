@@ -6,22 +6,32 @@
  */
 import type { z } from 'zod';
 import type { RestOperation } from '../core/operations.js';
+import type { StoreHealth } from '../core/store-port.js';
 
 export interface DocumentContext {
   baseUrl: string;
   operations: readonly RestOperation[];
   documents: readonly DocumentRoute[];
   /** Whether the service can take work now (for the readiness document). */
-  readiness: () => Readiness;
+  readiness: () => Promise<Readiness>;
 }
 
-/** `ready`, or why not: shutting down, the store failed (needs a restart) or is closed. */
-export type Readiness = 'ready' | 'shutting_down' | 'store_failed' | 'store_closed';
+/**
+ * `ready`, or why not: shutting down, the store failed (needs a restart), its database cannot be reached
+ * (comes back by itself), or it is closed.
+ */
+export type Readiness = 'ready' | 'shutting_down' | 'store_failed' | 'store_unreachable' | 'store_closed';
 
-/** The readiness of a service that is or is not draining, over a store in the given status. */
-export function readinessOf(draining: boolean, store: 'open' | 'failed' | 'closed'): Readiness {
-  if (draining) return 'shutting_down';
-  return store === 'open' ? 'ready' : store === 'failed' ? 'store_failed' : 'store_closed';
+const READINESS_OF_HEALTH = {
+  ok: 'ready',
+  failed: 'store_failed',
+  unreachable: 'store_unreachable',
+  closed: 'store_closed',
+} as const satisfies Record<StoreHealth, Readiness>;
+
+/** The readiness of a service that is or is not draining, over a store in the given health. */
+export function readinessOf(draining: boolean, store: StoreHealth): Readiness {
+  return draining ? 'shutting_down' : READINESS_OF_HEALTH[store];
 }
 
 export interface DocumentRoute {
@@ -30,7 +40,7 @@ export interface DocumentRoute {
   summary: string;
   /** JSON documents have an output schema; text documents are served as text/plain. */
   output: z.ZodType | 'text';
-  render(ctx: DocumentContext): unknown;
+  render(ctx: DocumentContext): unknown | Promise<unknown>;
   /** The status and headers of a rendered body, when not always 200 (readiness answers 503 when not ready). */
   respond?(body: unknown): { status: number; headers?: Record<string, string> };
   /** Other statuses it answers with the same body schema (status → description), for OpenAPI. */

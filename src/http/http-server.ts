@@ -23,7 +23,7 @@ export interface ServedService {
   core: Core;
   operations: readonly Operation[];
   logger: Logger;
-  store: Pick<StorePort, 'status'>;
+  store: Pick<StorePort, 'health'>;
   /**
    * Where the server's URL is recorded for other processes on the host (the stdio bridge): the JSON file
    * store's DATA_DIR lock; none on PostgreSQL.
@@ -58,7 +58,7 @@ export async function startServer<S extends ServedService>(
     trustProxy: config.trustProxy,
     corsOrigins: config.corsOrigins,
     drain,
-    readiness: () => readinessOf(drain.draining, service.store.status()),
+    readiness: async () => readinessOf(drain.draining, await service.store.health()),
     extraRoutes: (express) => {
       mcp = mountMcpHttp(express, service, {
         host: config.host,

@@ -1,7 +1,8 @@
 /**
  * `agent-context mcp`: MCP over stdio for desktop clients. stdout carries only the protocol; logs go to
- * stderr. The key is AC_API_KEY, or the local agent's (unlimited plan). Three ways to serve:
- * - directly on the store in DATA_DIR (the usual case);
+ * stderr. The key is AC_API_KEY, or the local agent's (unlimited plan; a JSON file store only: on a shared
+ * PostgreSQL database AC_API_KEY is required). Three ways to serve:
+ * - directly on the store in DATA_DIR (the usual case), or on the database of DATABASE_URL;
  * - through a running `agent-context serve` that holds the store (see mcp-bridge.ts);
  * - unavailable: when the store cannot be used (a bad configuration, a data directory it cannot write, a
  *   damaged store, a key this store does not know, another stdio server holding it) it still answers
@@ -11,7 +12,7 @@
  * after the requests in flight have been answered or AC_SHUTDOWN_TIMEOUT_MS has passed.
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import type { Config } from '../config.js';
+import { type Config, storePlace } from '../config.js';
 import type { Core } from '../core/core.js';
 import { createCore } from '../core/core.js';
 import { AppError } from '../core/errors.js';
@@ -60,16 +61,13 @@ export async function runStdioServer(
   }
   let key: string;
   try {
-    key = config.apiKey ?? (await ensureLocalAgent(service.core, config.dataDir));
+    key = config.apiKey ?? (await localAgentKey(service, config));
     if (config.apiKey) await service.core.accounts.authenticate(config.apiKey);
   } catch (err) {
     await service.close().catch(() => undefined);
     const unknownKey = err instanceof AppError && err.code === 'unauthorized';
     return serveUnavailable(
-      unknownKey
-        ? `AC_API_KEY is not a key of the store in ${config.dataDir}. Set it to a key registered in this ` +
-            'store (or remove it to use the local agent), or set DATA_DIR to the store the key belongs to.'
-        : cannotServe(err, config, logger),
+      unknownKey ? unknownKeySentence(config) : cannotServe(err, config, logger),
       config,
       logger,
     );
@@ -77,7 +75,34 @@ export async function runStdioServer(
   await serve(createMcpServer({ ...service, keyOf: () => key }), config.shutdownTimeoutMs, logger, () =>
     service.close(),
   );
-  logger.info({ dataDir: config.dataDir, localAgent: config.apiKey === undefined }, 'MCP stdio server ready');
+  logger.info(
+    { store: storePlace(config), localAgent: config.apiKey === undefined },
+    'MCP stdio server ready',
+  );
+}
+
+/**
+ * The local agent's key, made on first use in DATA_DIR. A shared database has no local agent: every person
+ * on it acts as a registered agent, so AC_API_KEY is required there.
+ */
+async function localAgentKey(service: StdioService, config: Readonly<Config>): Promise<string> {
+  if (config.database) {
+    throw new AppError(
+      'unavailable',
+      `AC_API_KEY is not set, and ${storePlace(config)} is shared, so it has no local agent. Set AC_API_KEY ` +
+        "in the MCP client's configuration to your agent key (register one with POST /api/ac/register on a " +
+        'server of this database), or remove DATABASE_URL to use a JSON file store of your own.',
+    );
+  }
+  return ensureLocalAgent(service.core, config.dataDir);
+}
+
+function unknownKeySentence(config: Readonly<Config>): string {
+  return config.database
+    ? `AC_API_KEY is not a key of ${storePlace(config)}. Set it to a key registered there (POST ` +
+        '/api/ac/register on a server of this database), or set DATABASE_URL to the database the key belongs to.'
+    : `AC_API_KEY is not a key of ${storePlace(config)}. Set it to a key registered in this store (or remove ` +
+        'it to use the local agent), or set DATA_DIR to the store the key belongs to.';
 }
 
 /** How long `mcp` waits for a server that is starting on the store to say where it listens. */
@@ -106,11 +131,12 @@ async function openServiceOrServer(config: Readonly<Config>, open: OpenService):
 /** The sentence for a store that cannot be opened or used: a known condition as it is, else the log has it. */
 function cannotServe(err: unknown, config: Readonly<Config>, logger: Logger): string {
   if (err instanceof StoreOpenError || err instanceof AppError) return err.message;
-  const access = dataDirAccessError(config.dataDir, err);
+  const access = config.database ? undefined : dataDirAccessError(config.dataDir, err);
   if (access) return access.message;
   logger.error({ err }, 'the store could not be opened');
+  const place = storePlace(config);
   return (
-    `The store in ${config.dataDir} could not be opened: ${(err as Error)?.message ?? String(err)}. ` +
+    `${place[0]?.toUpperCase()}${place.slice(1)} could not be opened: ${(err as Error)?.message ?? String(err)}. ` +
     'The server log (stderr) has the details.'
   );
 }

@@ -13,6 +13,7 @@ import { AppError } from '../core/errors.js';
 import type {
   IdempotencyClaim,
   IdempotencyClaimRequest,
+  StoreHealth,
   StorePort,
   StoreReader,
   StoreTx,
@@ -127,8 +128,8 @@ export class StateStore implements StorePort {
     if (this.claims.get(slot)?.token === token) this.claims.delete(slot);
   }
 
-  status(): 'open' | 'failed' | 'closed' {
-    return this.failed ? 'failed' : this.closed ? 'closed' : 'open';
+  async health(): Promise<StoreHealth> {
+    return this.failed ? 'failed' : this.closed ? 'closed' : 'ok';
   }
 
   async close(): Promise<void> {

@@ -15,6 +15,6 @@ export function unavailableStore(message: string): StorePort {
     claimIdempotency: fail,
     releaseIdempotency: async () => undefined,
     close: async () => undefined,
-    status: () => 'failed',
+    health: async () => 'failed',
   };
 }

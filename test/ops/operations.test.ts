@@ -197,7 +197,7 @@ describe('readiness when the store has failed', () => {
       bodyMaxBytes: 1024,
       publicUrl: undefined,
       adminToken: undefined,
-      readiness: () => readinessOf(false, store.status()),
+      readiness: async () => readinessOf(false, await store.health()),
     });
     const server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
@@ -256,13 +256,13 @@ describe('draining', () => {
       expect(raw).toMatch(/\r\nConnection: close\r\n/i);
       expect(raw).toContain('"status":"shutting_down"');
 
-      expect(server.running.service.store.status()).toBe('open');
+      expect(await server.running.service.store.health()).toBe('ok');
       release();
       const res = await slow;
       expect(res.status, res.text).toBe(200);
       expect(res.headers.get('connection')).toBe('close');
       await closed;
-      expect(server.running.service.store.status()).toBe('closed');
+      expect(await server.running.service.store.health()).toBe('closed');
     } finally {
       await server.close();
     }

@@ -20,6 +20,7 @@ import { AppError } from '../../core/errors.js';
 import type {
   IdempotencyClaim,
   IdempotencyClaimRequest,
+  StoreHealth,
   StorePort,
   StoreReader,
   StoreTx,
@@ -31,6 +32,8 @@ import { PostgresReader, PostgresTx } from './postgres-tx.js';
 /** SQLSTATEs after which a transaction's work is run again. */
 const RETRYABLE = new Set(['40001', '40P01', '23505']);
 const MAX_ATTEMPTS = 3;
+/** A health check that takes longer than this counts as "unreachable". */
+const HEALTH_TIMEOUT_MS = 2_000;
 
 export interface PostgresStoreOptions {
   connectionString: string;
@@ -147,8 +150,22 @@ export class PostgresStore implements StorePort {
     await this.pool.end();
   }
 
-  status(): 'open' | 'failed' | 'closed' {
-    return this.closed ? 'closed' : 'open';
+  /** `ok` when the database answers a trivial query within HEALTH_TIMEOUT_MS, else `unreachable`. */
+  async health(): Promise<StoreHealth> {
+    if (this.closed) return 'closed';
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'unreachable'>((resolve) => {
+      timer = setTimeout(() => resolve('unreachable'), HEALTH_TIMEOUT_MS);
+    });
+    const probe = this.pool.query('SELECT 1').then(
+      () => 'ok' as const,
+      () => 'unreachable' as const,
+    );
+    try {
+      return await Promise.race([probe, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Runs `call`, its database-out-of-reach errors turned into the 503 that says nothing was done. */

@@ -3,7 +3,7 @@
  * (503 on REST) that says nothing was done, a release never turns a request's outcome into an error, and
  * once connections work again the same store serves without a restart.
  */
-import { createServer } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/core/errors.js';
@@ -11,6 +11,7 @@ import type { Account } from '../../../src/core/model.js';
 import { isUnreachable } from '../../../src/store/postgres/postgres-errors.js';
 import { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
 import { testDatabase } from '../../helpers/postgres.js';
+import { startTestServer, type TestServer } from '../../helpers/test-server.js';
 
 const stores: PostgresStore[] = [];
 afterEach(async () => {
@@ -50,6 +51,51 @@ async function unavailableError(call: Promise<unknown>): Promise<AppError> {
   expect(err).toBeInstanceOf(AppError);
   expect((err as AppError).code).toBe('unavailable');
   return err as AppError;
+}
+
+/**
+ * A TCP relay to the database that can be cut (a network partition: listener closed, every connection
+ * reset) and restored on the same port.
+ */
+class Partition {
+  private server: Server | undefined;
+  private readonly sockets = new Set<Socket>();
+
+  private constructor(
+    readonly port: number,
+    private readonly target: { host: string; port: number },
+  ) {}
+
+  static async to(target: { host: string; port: number }): Promise<Partition> {
+    const relay = new Partition(await closedPort(), target);
+    await relay.heal();
+    return relay;
+  }
+
+  async heal(): Promise<void> {
+    const server = createServer((client) => {
+      const upstream = connect(this.target.port, this.target.host);
+      for (const socket of [client, upstream]) {
+        this.sockets.add(socket);
+        socket.on('error', () => undefined);
+        socket.on('close', () => {
+          this.sockets.delete(socket);
+          client.destroy();
+          upstream.destroy();
+        });
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
+    this.server = server;
+  }
+
+  async cut(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  }
 }
 
 describe('PostgreSQL store out of reach', () => {
@@ -104,6 +150,62 @@ describe('PostgreSQL store out of reach', () => {
     }
     expect(outcomes.at(-1)).toBe('ok');
     expect((await store.read((r) => r.getAccount('a')))?.balanceCents).toBe(49);
+  });
+
+  it('reports its health: ok, unreachable while out of reach, closed after close()', async () => {
+    const { url } = await testDatabase({ label: 'health' });
+    const store = open(url);
+    expect(await store.health()).toBe('ok');
+    const nowhere = open(`postgresql://postgres@127.0.0.1:${await closedPort()}/nowhere`);
+    expect(await nowhere.health()).toBe('unreachable');
+    await store.close();
+    expect(await store.health()).toBe('closed');
+  });
+
+  it('a server answers 503 (readiness store_unreachable, requests unavailable) while the database is cut off, and serves again when it returns, without a restart', async () => {
+    const { url } = await testDatabase({ label: 'partition' });
+    const direct = new URL(url);
+    const relay = await Partition.to({ host: direct.hostname, port: Number(direct.port) });
+    const relayed = new URL(url);
+    relayed.port = String(relay.port);
+    let server: TestServer | undefined;
+    try {
+      server = await startTestServer({ env: { DATABASE_URL: relayed.toString(), DATA_DIR: '' } });
+      const key = await server.register('partition@example.com');
+      const store = (value: string) =>
+        server?.request('POST', '/api/ac/memory', {
+          key,
+          body: { agent_key: key, memory_key: 'k', memory_value: value },
+        });
+      expect((await store('before'))?.status).toBe(200);
+      expect((await server.request('GET', '/api/ac/ready')).status).toBe(200);
+
+      await relay.cut();
+      const ready = await server.request('GET', '/api/ac/ready');
+      expect(ready.status).toBe(503);
+      expect(ready.headers.get('retry-after')).toBe('5');
+      expect(ready.body).toMatchObject({ ready: false, status: 'store_unreachable' });
+      expect(ready.body.error).toMatch(/database cannot be reached/);
+      const refused = await store('during');
+      expect(refused?.status).toBe(503);
+      expect(refused?.body).toMatchObject({ code: 'unavailable' });
+      expect(refused?.body.error).toMatch(/nothing was done/);
+
+      await relay.heal();
+      expect((await server.request('GET', '/api/ac/ready')).status).toBe(200);
+      const after = await store('after');
+      expect(after?.status).toBe(200);
+      // One write before, none during, one after: 50 − 2 cents, and the value is the last acknowledged one.
+      expect(after?.body.credit_balance_cents).toBe(48);
+      const read = await server.request('GET', '/api/ac/memory', {
+        key,
+        query: { agent_key: key, memory_key: 'k' },
+      });
+      expect(read.body.memory.memory_value).toBe('after');
+    } finally {
+      await server?.close();
+      await relay.cut();
+    }
   });
 
   it('tells an unreachable database from a wrong request', () => {
