@@ -6,7 +6,6 @@
 import type pg from 'pg';
 import { AppError } from '../../core/errors.js';
 import type { Account, IdempotencyRecord, LedgerEntry, Memory, MemoryType } from '../../core/model.js';
-import { IDEMPOTENCY_RETENTION_MS } from '../../core/model.js';
 import type { StoreReader, StoreTx } from '../../core/store-port.js';
 import {
   ACCOUNT_COLUMNS,
@@ -213,9 +212,7 @@ export class PostgresTx extends PostgresReader implements StoreTx {
         values,
       );
     }
-    // As the JSON store: records older than the retention before this one may go.
-    await this.db.query("DELETE FROM idempotency WHERE state = 'done' AND created_at < $1", [
-      new Date(Date.parse(record.createdAt) - IDEMPOTENCY_RETENTION_MS).toISOString(),
-    ]);
+    // Records past their retention are removed by the background sweep (postgres-sweeper.ts), not here:
+    // a claim treats them as gone already, and a delete in every write would contend across agents.
   }
 }

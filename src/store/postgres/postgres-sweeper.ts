@@ -1,0 +1,108 @@
+/**
+ * Background clean-up on a shared database, run by one instance at a time: every instance wakes on an
+ * interval, and the one that takes the sweep's advisory lock (`pg_try_advisory_lock`, held by its
+ * connection's session: the database frees it if that instance dies) runs every task; the others skip that
+ * round, so N instances do the work once, not N times. A task deletes what has expired in batches (`LIMIT`
+ * over a sub-select, `SKIP LOCKED`), each statement committing by itself, so no round holds row locks for
+ * long or waits on a request's rows; a task that removed a full batch goes on with the next.
+ *
+ * Tasks: idempotency records past their retention and claims whose lease ran out (the request's process
+ * died), and whatever the shared caches and counters register (live_cache, live_flights, rate_limits).
+ */
+import type pg from 'pg';
+import { IDEMPOTENCY_RETENTION_MS } from '../../core/model.js';
+
+/** The advisory lock key of the sweep: a constant of this schema (the characters "acsweep" as a number). */
+export const SWEEP_LOCK_KEY = 0x61_63_73_77_65_65_70;
+
+/** Rows a task deletes in one statement. */
+export const SWEEP_BATCH = 5_000;
+
+export interface SweepTask {
+  /** For the log: what it removes. */
+  name: string;
+  /** Deletes up to `batch` expired rows through `db` (one statement, committed by itself); returns how many. */
+  run(db: pg.ClientBase, batch: number): Promise<number>;
+}
+
+/** Idempotency records older than the retention (their keys may be used again) and claims whose lease ran out. */
+export const IDEMPOTENCY_SWEEP: SweepTask = {
+  name: 'idempotency',
+  run: async (db, batch) => {
+    const { rowCount } = await db.query(
+      'DELETE FROM idempotency WHERE (agent_id, key) IN (SELECT agent_id, key FROM idempotency WHERE ' +
+        "(state = 'done' AND created_at < now() - $1::integer * interval '1 millisecond') OR " +
+        "(state = 'running' AND lease_until < now()) LIMIT $2 FOR UPDATE SKIP LOCKED)",
+      [IDEMPOTENCY_RETENTION_MS, batch],
+    );
+    return rowCount ?? 0;
+  },
+};
+
+export type SweepOutcome = { ran: false } | { ran: true; removed: Record<string, number> };
+
+export interface SweeperOptions {
+  tasks: readonly SweepTask[];
+  /** How often each instance tries to sweep. */
+  intervalMs: number;
+  /** Told what a round removed, or why it failed (the database out of reach: the next round tries again). */
+  onRound?: (outcome: SweepOutcome | { error: unknown }) => void;
+}
+
+export class PostgresSweeper {
+  private timer: NodeJS.Timeout | undefined;
+  private round: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly options: SweeperOptions,
+  ) {}
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      this.round = this.runOnce().then(
+        (outcome) => this.options.onRound?.(outcome),
+        (error: unknown) => this.options.onRound?.({ error }),
+      );
+    }, this.options.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops the interval and waits for a round under way. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.round;
+  }
+
+  /** One round: nothing when another instance holds the sweep lock, else every task until it has no more. */
+  async runOnce(): Promise<SweepOutcome> {
+    const client = await this.pool.connect();
+    let locked = false;
+    try {
+      const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [
+        SWEEP_LOCK_KEY,
+      ]);
+      locked = rows[0]?.locked === true;
+      if (!locked) return { ran: false };
+      const removed: Record<string, number> = {};
+      for (const task of this.options.tasks) {
+        let total = 0;
+        for (;;) {
+          // Each batch commits on its own, so that rows are locked only for the length of one statement.
+          const count = await task.run(client, SWEEP_BATCH);
+          total += count;
+          if (count < SWEEP_BATCH) break;
+        }
+        removed[task.name] = total;
+      }
+      return { ran: true, removed };
+    } finally {
+      // A session lock: released here, or by the database if this connection dies first.
+      if (locked)
+        await client.query('SELECT pg_advisory_unlock($1)', [SWEEP_LOCK_KEY]).catch(() => undefined);
+      client.release();
+    }
+  }
+}
