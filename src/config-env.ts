@@ -136,6 +136,7 @@ export const EnvSchema = z.object({
   ),
   AC_DB_POOL_MAX: PositiveInt.default(10),
   AC_DB_STATEMENT_TIMEOUT_MS: PositiveInt.default(5000),
+  AC_INSTANCES: PositiveInt.default(1),
   PUBLIC_URL: z
     .url({ protocol: /^https?$/ })
     .transform((value) => value.replace(/\/+$/u, ''))

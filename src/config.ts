@@ -199,6 +199,7 @@ function liveConfig(e: z.output<typeof EnvSchema>): LiveConfig {
   return {
     userAgent: 'agent-context/1.0 (+https://github.com/agent-context/agent-context)',
     timeoutMs: e.AC_UPSTREAM_TIMEOUT_MS,
+    instances: e.AC_INSTANCES,
     urls,
     providers: {
       ...(e.AC_WEATHER_PROVIDERS && { weather: e.AC_WEATHER_PROVIDERS }),

@@ -11,6 +11,11 @@ export interface LiveConfig {
   userAgent: string;
   /** Per upstream call, in milliseconds. */
   timeoutMs: number;
+  /**
+   * How many instances call the upstreams (AC_INSTANCES, 1 unless set): each takes that share of every
+   * provider's rate, so that together they stay within it.
+   */
+  instances?: number;
   /** Retry tuning (defaults: 2 retries, backoff 500 ms doubling to at most 8 s); tests shorten it. */
   retry?: { maxRetries?: number; backoffBaseMs?: number; backoffMaxMs?: number };
   /**

@@ -78,9 +78,14 @@ export function canJoin(provider: ProviderDescriptor, config: LiveConfig): boole
   return Object.entries(provider.urls).every(([key, url]) => url.default !== undefined || !!config.urls[key]);
 }
 
-/** Its token-bucket rate under this configuration. */
+/**
+ * Its token-bucket rate in this instance under this configuration: the provider's rate (with or without its
+ * key), divided among the configured instances.
+ */
 export function rateOf(provider: ProviderDescriptor, config: LiveConfig): number {
-  return config.apiKeys?.[provider.id] && provider.perMinuteWithKey !== undefined
-    ? provider.perMinuteWithKey
-    : provider.perMinute;
+  const rate =
+    config.apiKeys?.[provider.id] && provider.perMinuteWithKey !== undefined
+      ? provider.perMinuteWithKey
+      : provider.perMinute;
+  return rate / (config.instances ?? 1);
 }

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, PROVIDER_VARIABLES, UPSTREAM_URL_VARIABLES } from '../../src/config.js';
 import { QUERY_TYPES } from '../../src/core/model.js';
 import { createChains } from '../../src/live/live-data-source.js';
-import type { PriceKind } from '../../src/live/provider-descriptor.js';
+import { type PriceKind, rateOf } from '../../src/live/provider-descriptor.js';
 import { PROVIDERS } from '../../src/live/provider-list.js';
 import { PROVIDER_IDS } from '../../src/live/providers.js';
 import { liveConfig } from './helpers.js';
@@ -54,6 +54,20 @@ describe('the provider descriptors', () => {
     for (const { variable, default: url } of urlSettings) {
       if (url !== undefined) expect(new URL(url).origin, variable).toBe(url);
     }
+  });
+
+  it('divide each rate among AC_INSTANCES, so that N instances together stay within a provider’s limit', () => {
+    expect(loadConfig({}).live.instances).toBe(1);
+    const three = loadConfig({ AC_INSTANCES: '3' }).live;
+    expect(three.instances).toBe(3);
+    for (const provider of PROVIDERS) {
+      expect(rateOf(provider, three) * 3, provider.id).toBeCloseTo(rateOf(provider, loadConfig({}).live), 9);
+    }
+    const coingecko = PROVIDERS.find((p) => p.id === 'coingecko');
+    if (coingecko?.perMinuteWithKey === undefined) throw new Error('coingecko has a keyed rate');
+    const keyed = loadConfig({ AC_INSTANCES: '2', AC_COINGECKO_API_KEY: 'k' }).live;
+    expect(rateOf(coingecko, keyed)).toBe(coingecko.perMinuteWithKey / 2);
+    expect(configError({ AC_INSTANCES: '0' })).toContain('AC_INSTANCES');
   });
 
   it('every base URL variable is parsed into its key: default, override (origin only), refusal', () => {
