@@ -8,6 +8,7 @@ import express, { type Express, type RequestHandler } from 'express';
 import type { RateLimitConfig, TrustProxySetting } from '../config.js';
 import type { Core } from '../core/core.js';
 import { type Operation, restOperations } from '../core/operations.js';
+import type { WindowCounters } from '../core/window-counters.js';
 import type { Logger } from '../logger.js';
 import { corsFor } from './cors.js';
 import { DOCUMENTS, type Readiness } from './discovery.js';
@@ -33,6 +34,8 @@ export interface HttpAppOptions {
   extraRoutes?: (app: Express) => void;
   /** Rate and registration limits (src/http/rate-limits.ts); none unless given and enabled. */
   rateLimit?: RateLimitConfig;
+  /** Counters every instance shares (PostgreSQL), for the rate limits; in memory per process without. */
+  counters?: WindowCounters;
   /** Express's `trust proxy` setting: which X-Forwarded-For hops give the client address. */
   trustProxy?: TrustProxySetting;
   /** Origins allowed to call from a browser (CORS); none by default. */
@@ -59,6 +62,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
         trustProxy: options.trustProxy ?? false,
         unlimitedPaths: DOCUMENTS.map((doc) => doc.path),
         operations,
+        ...(options.counters ? { counters: options.counters } : {}),
       })
     : undefined;
   const cors = corsFor(options.corsOrigins ?? []);

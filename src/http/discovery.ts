@@ -99,7 +99,8 @@ export const DOCUMENTS: readonly DocumentRoute[] = [
       return ready ? { status: 200 } : { status: 503, headers: { 'Retry-After': String(retryAfter ?? 5) } };
     },
     otherStatuses: {
-      '503': 'Not ready (shutting down, the store failed, or its database cannot be reached): see status, error and the Retry-After header.',
+      '503':
+        'Not ready (shutting down, the store failed, or its database cannot be reached): see status, error and the Retry-After header.',
     },
   },
   {

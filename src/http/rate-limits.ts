@@ -1,5 +1,7 @@
 /**
- * Rate limits (express-rate-limit, in-memory, fixed windows), mounted only while AC_RATE_LIMIT is on:
+ * Rate limits (express-rate-limit, fixed windows from a client's first request), mounted only while
+ * AC_RATE_LIMIT is on. Counted in memory per process, or, given the shared window counters (PostgreSQL),
+ * across every instance through src/http/rate-limit-store.ts:
  *
  * - API, per minute: a request with a valid API key (X-API-Key or Bearer) counts against its account
  *   (keyed by account id: the key itself is neither a limiter key nor kept); a request with a missing,
@@ -24,7 +26,9 @@ import type { Core } from '../core/core.js';
 import { emailDomain } from '../core/email.js';
 import { AppError } from '../core/errors.js';
 import type { RestOperation } from '../core/operations.js';
+import type { WindowCounters } from '../core/window-counters.js';
 import type { Logger } from '../logger.js';
+import { CounterStore } from './rate-limit-store.js';
 import { identify as identifyRequest } from './request-identity.js';
 
 const MINUTE_MS = 60_000;
@@ -39,6 +43,8 @@ export interface RateLimitOptions {
   unlimitedPaths: readonly string[];
   /** The REST operations: the registration route's path is taken from them. */
   operations: readonly RestOperation[];
+  /** Counters every instance shares (PostgreSQL); without them each limiter counts in this process's memory. */
+  counters?: WindowCounters;
 }
 
 export interface RateLimits {
@@ -102,9 +108,21 @@ interface LimiterSpec {
   sentence: (req: Request, retryAfterS: number) => string;
 }
 
-function limiter(spec: LimiterSpec, logger: Logger): RequestHandler {
+function limiter(spec: LimiterSpec, logger: Logger, counters: WindowCounters | undefined): RequestHandler {
   const property = `rateLimit_${spec.name.replace(/\W/gu, '_')}`;
+  const shared: Partial<Options> = counters
+    ? {
+        store: new CounterStore(counters, { prefix: `${spec.name}:`, windowMs: spec.windowMs }),
+        // Fail open: when the counters fail, the request goes on uncounted and the error is logged. With the
+        // database out of reach, every request that would read or change anything fails with 503 from the
+        // store anyway (a key is resolved to its account before the limiters), and what is left (a 401, a
+        // 404) does nothing, so refusing here would add nothing; and a fault of the counters alone (a
+        // statement timeout on a hot row) must not turn away requests the store can serve.
+        passOnStoreError: true,
+      }
+    : {};
   return rateLimit({
+    ...shared,
     windowMs: spec.windowMs,
     limit: spec.limit,
     standardHeaders: 'draft-8',
@@ -171,6 +189,7 @@ export function createRateLimits(options: RateLimitOptions): RateLimits {
         `done or charged: retry in ${s} s, as the Retry-After header says.`,
     },
     logger,
+    options.counters,
   );
 
   const unauthenticated = limiter(
@@ -186,6 +205,7 @@ export function createRateLimits(options: RateLimitOptions): RateLimits {
         '(X-API-Key or Authorization: Bearer), which has its own, higher limit.',
     },
     logger,
+    options.counters,
   );
 
   /** The domain of the body's address when the register schema accepts it, else undefined (not counted). */
@@ -215,6 +235,7 @@ export function createRateLimits(options: RateLimitOptions): RateLimits {
         `retry in ${s} s, as the Retry-After header says; an agent that already has a key should keep using it.`,
     },
     logger,
+    options.counters,
   );
 
   const registerPerDomain = limiter(
@@ -229,6 +250,7 @@ export function createRateLimits(options: RateLimitOptions): RateLimits {
         `an hour): retry in ${s} s, as the Retry-After header says.`,
     },
     logger,
+    options.counters,
   );
 
   const registerPath = options.operations.find((op) => op.name === 'register')?.http.path;

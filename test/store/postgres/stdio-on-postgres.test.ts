@@ -40,7 +40,10 @@ function onDatabase(extra: Record<string, string> = {}): Record<string, string> 
 async function unavailableBody(env: Record<string, string>): Promise<any> {
   const { client, exited, stderr } = await connectStdio(env);
   expect((await client.listTools()).tools.map((t) => t.name)).toContain('memory_store');
-  const result = await client.callTool({ name: 'memory_store', arguments: { memory_key: 'a', memory_value: 'b' } });
+  const result = await client.callTool({
+    name: 'memory_store',
+    arguments: { memory_key: 'a', memory_value: 'b' },
+  });
   expect(result.isError).toBe(true);
   const body = toolJson(result);
   expect(body.code).toBe('unavailable');
