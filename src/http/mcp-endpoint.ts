@@ -1,41 +1,30 @@
 /**
- * MCP over Streamable HTTP at /mcp, on the same Express app (and so the same core and ledger) as REST.
- * Stateful sessions: each initialize gets a transport and an McpServer of its own. The key comes from
- * X-API-Key or Authorization: Bearer exactly as for REST; discovery works without one. A session belongs
- * to the first agent whose key used it; another agent's key on it gets 403. Host-header (DNS-rebinding)
- * protection applies when the server is bound to a loopback address. A session unused for `idleMs` is
- * closed (one no agent has used yet after a minute), and at most `maxSessions` are open at once, so
- * abandoned or scripted clients cannot hold memory without bound.
+ * MCP over Streamable HTTP at /mcp, on the same Express app (and so the same core and ledger) as REST. What
+ * every request passes through is here: Host-header (DNS-rebinding) protection when the server is bound to a
+ * loopback address; the key from X-API-Key or Authorization: Bearer, looked up once per request exactly as
+ * for REST (discovery works without one); a body the JSON parser refused, answered as a JSON-RPC error. Then
+ * one of two modes answers: sessions kept in this process (mcp-sessions.ts) when the server holds its store
+ * alone, or stateless (mcp-stateless.ts) when several instances share one database, so that a load balancer
+ * needs no sticky sessions.
  */
-import { randomUUID } from 'node:crypto';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { ErrorRequestHandler, Express, Request, Response } from 'express';
+import type { ErrorRequestHandler, Express, Request } from 'express';
 import { createMcpServer, type McpServerDeps } from '../mcp/create-mcp-server.js';
 import { JSON_RPC, jsonRpcCodeOf } from '../mcp/json-rpc-codes.js';
 import { MCP_PATH } from '../server-paths.js';
 import { httpError } from './error-handler.js';
 import { httpStatusOf } from './http-status.js';
+import { rpcError } from './mcp-mode.js';
+import { mcpSessions } from './mcp-sessions.js';
+import { statelessMcp } from './mcp-stateless.js';
 import { identify } from './request-identity.js';
 import { requestLogger } from './request-log.js';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
-interface Session {
-  transport: StreamableHTTPServerTransport;
-  /** The agent that owns the session, once a valid key has used it. */
-  owner: string | undefined;
-  lastSeen: number;
-}
-
-function rpcError(res: Response, status: number, code: number, message: string, data?: unknown): void {
-  res.status(status).json({ jsonrpc: '2.0', error: { code, message, ...(data ? { data } : {}) }, id: null });
-}
-
 export interface McpHttp {
-  /** Closes every open session. */
+  /** Closes every open session (stateless: every request's server still open). */
   close(): Promise<void>;
   /** Ends every session's standalone GET event stream (at shutdown: they would hold the drain open). */
   closeStreams(): void;
@@ -47,86 +36,26 @@ export interface McpHttpOptions {
   host: string;
   /** The public base URL, whose host name is also allowed by the Host-header check. */
   publicUrl?: string | undefined;
-  /** Close a session unused for this long. */
+  /**
+   * No sessions: one transport and McpServer per POST, GET and DELETE answered 405. For a store that several
+   * instances share, where the next request may reach another instance.
+   */
+  stateless: boolean;
+  /** With sessions: close a session unused for this long. */
   idleMs: number;
-  /** At most this many open sessions (default 1000). */
+  /** With sessions: at most this many open sessions (default 1000). */
   maxSessions?: number;
 }
-
-/** A session that no agent has used yet is closed after at most this long unused. */
-const UNOWNED_IDLE_MS = 60_000;
 
 export function mountMcpHttp(
   app: Express,
   deps: Omit<McpServerDeps, 'keyOf'>,
   options: McpHttpOptions,
 ): McpHttp {
-  const { host, idleMs } = options;
-  const maxSessions = options.maxSessions ?? 1000;
-  const sessions = new Map<string, Session>();
-  const idleLimit = (session: Session) => (session.owner ? idleMs : Math.min(idleMs, UNOWNED_IDLE_MS));
-  const sweep = setInterval(
-    () => {
-      const now = Date.now();
-      for (const session of sessions.values()) {
-        if (now - session.lastSeen > idleLimit(session)) void session.transport.close();
-      }
-    },
-    Math.max(250, Math.min(idleMs / 2, 30_000)),
-  );
-  sweep.unref();
-  if (LOOPBACK.has(host)) {
+  if (LOOPBACK.has(options.host)) {
     const allowed = ['127.0.0.1', 'localhost', '[::1]'];
     if (options.publicUrl) allowed.push(new URL(options.publicUrl).hostname);
     app.use(MCP_PATH, hostHeaderValidation(allowed));
-  }
-
-  /** Makes room for a new session: the least recently used one that no agent owns goes; else none can. */
-  function makeRoom(): boolean {
-    if (sessions.size < maxSessions) return true;
-    let oldest: Session | undefined;
-    for (const session of sessions.values()) {
-      if (!session.owner && (!oldest || session.lastSeen < oldest.lastSeen)) oldest = session;
-    }
-    if (!oldest) return false;
-    void oldest.transport.close();
-    if (oldest.transport.sessionId) sessions.delete(oldest.transport.sessionId);
-    return true;
-  }
-
-  /** The agent behind the request's key (looked up once per request), undefined without a valid key. */
-  async function agentOf(req: Request): Promise<string | undefined> {
-    return (await identify(req, deps.core)).account?.id;
-  }
-
-  /** Finds the request's session and checks its owner; answers and returns undefined when it cannot go on. */
-  async function sessionFor(req: Request, res: Response): Promise<Session | undefined> {
-    const id = req.header('mcp-session-id');
-    const session = id ? sessions.get(id) : undefined;
-    if (!session) {
-      rpcError(
-        res,
-        id ? 404 : 400,
-        JSON_RPC.transportRefused,
-        id ? 'Unknown or expired session: initialize again.' : 'Missing Mcp-Session-Id header.',
-      );
-      return undefined;
-    }
-    const agent = await agentOf(req);
-    if (session.owner !== undefined && agent !== session.owner) {
-      const why =
-        agent === undefined ? "send its owner's API key with every request" : 'it belongs to another agent';
-      rpcError(
-        res,
-        403,
-        JSON_RPC.sessionForbidden,
-        `This session cannot be used without its key: ${why}; or initialize your own.`,
-      );
-      return undefined;
-    }
-    if (agent !== undefined) session.owner ??= agent;
-    session.lastSeen = Date.now();
-    return session;
   }
 
   const keyOf: McpServerDeps['keyOf'] = (extra) => extra.authInfo?.token;
@@ -135,6 +64,10 @@ export function mountMcpHttp(
     const agentId = extra.authInfo?.extra?.agentId;
     return typeof agentId === 'string' ? agentId : undefined;
   };
+  const newServer = () => createMcpServer({ ...deps, keyOf, knownAgent });
+  const mode = options.stateless
+    ? statelessMcp(newServer)
+    : mcpSessions(newServer, { idleMs: options.idleMs, maxSessions: options.maxSessions });
 
   app.all(MCP_PATH, async (req, res) => {
     const { key, account, error } = await identify(req, deps.core);
@@ -152,51 +85,7 @@ export function mountMcpHttp(
         extra,
       };
     }
-    if (req.method === 'POST' && req.header('mcp-session-id') === undefined) {
-      if (!isInitializeRequest(req.body)) {
-        rpcError(
-          res,
-          400,
-          JSON_RPC.transportRefused,
-          'No session: send an initialize request first (without Mcp-Session-Id).',
-        );
-        return;
-      }
-      const owner = await agentOf(req);
-      if (!makeRoom()) {
-        rpcError(
-          res,
-          503,
-          JSON_RPC.transportRefused,
-          'Too many open MCP sessions; close unused ones (DELETE /mcp) and try again.',
-        );
-        return;
-      }
-      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => {
-          sessions.set(id, { transport, owner, lastSeen: Date.now() });
-        },
-      });
-      transport.onclose = () => {
-        if (transport.sessionId) sessions.delete(transport.sessionId);
-      };
-      await createMcpServer({ ...deps, keyOf, knownAgent }).connect(transport);
-      await transport.handleRequest(req, res, req.body);
-      return;
-    }
-    if (!['GET', 'POST', 'DELETE'].includes(req.method)) {
-      res.set('Allow', 'GET, POST, DELETE');
-      rpcError(
-        res,
-        405,
-        JSON_RPC.transportRefused,
-        `${req.method} is not allowed on ${MCP_PATH}; use POST, GET or DELETE.`,
-      );
-      return;
-    }
-    const session = await sessionFor(req, res);
-    if (session) await session.transport.handleRequest(req, res, req.body);
+    await mode.handle(req, res, account?.id);
   });
 
   // A body the JSON parser refused (malformed, too large, not JSON) is answered as a JSON-RPC error here,
@@ -214,15 +103,5 @@ export function mountMcpHttp(
   };
   app.use(MCP_PATH, answerAsJsonRpc);
 
-  return {
-    sessionCount: () => sessions.size,
-    closeStreams: () => {
-      for (const session of sessions.values()) session.transport.closeStandaloneSSEStream();
-    },
-    close: async () => {
-      clearInterval(sweep);
-      await Promise.all([...sessions.values()].map((s) => s.transport.close()));
-      sessions.clear();
-    },
-  };
+  return { sessionCount: mode.sessionCount, closeStreams: mode.closeStreams, close: mode.close };
 }

@@ -44,12 +44,30 @@ export interface ToolDeps {
   agentOf(extra: McpExtra): Promise<string>;
 }
 
+type ToolEntries = ReadonlyMap<string, { op: Operation; tool: Tool }>;
+
+/**
+ * The tools of an operation table, built once per table: their JSON Schemas take milliseconds to generate,
+ * and stateless MCP over HTTP builds a server for every request.
+ */
+const toolsOfTable = new WeakMap<readonly Operation[], ToolEntries>();
+
+function toolEntries(operations: readonly Operation[]): ToolEntries {
+  let entries = toolsOfTable.get(operations);
+  if (!entries) {
+    const built = new Map<string, { op: Operation; tool: Tool }>();
+    for (const op of operations) {
+      if (op.mcp) built.set(op.mcp.tool, { op, tool: toolOf({ ...op, mcp: op.mcp }) });
+    }
+    entries = built;
+    toolsOfTable.set(operations, entries);
+  }
+  return entries;
+}
+
 export function registerTools(server: McpServer, deps: ToolDeps): void {
   const { core, logger } = deps;
-  const entries = new Map<string, { op: Operation; tool: Tool }>();
-  for (const op of deps.operations) {
-    if (op.mcp) entries.set(op.mcp.tool, { op, tool: toolOf({ ...op, mcp: op.mcp }) });
-  }
+  const entries = toolEntries(deps.operations);
   const tools = [...entries.values()].map((entry) => entry.tool);
   server.server.registerCapabilities({ tools: { listChanged: true } });
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
