@@ -8,7 +8,10 @@
  *   While a fetch is under way its price is reserved (in memory, not in the ledger), so parallel requests
  *   cannot start more fetches than the balance pays for; a result enters the cache only after its debit.
  * - Single-flight: identical requests that arrive while a fetch for the same key is in flight wait for it
- *   and get its result at the cached price, `from_cache: true`.
+ *   and get its result at the cached price, `from_cache: true`. In a process, the first request's flight is
+ *   a promise the others await; across processes sharing a cache (PostgreSQL), that flight takes the key's
+ *   lease from the cache first, and follows the lease holder's flight instead of fetching when another
+ *   process holds it (`contend`).
  * - Stale-if-error: when the upstreams fail and an older cached result exists, it is served free with
  *   `stale: true`, at the cached price.
  * - `max_cost_cents` below the fresh price means "cached (or already in flight) or nothing": 402.
@@ -36,6 +39,32 @@ type DataOutput = Output<'DataOutput'>;
 
 /** Errors that mean "this agent could not pay", not "the data could not be had". */
 const PAYMENT_REFUSED = new Set(['insufficient_credits', 'daily_limit_reached']);
+
+/** Rounds a request follows other instances' flights that end without a result before it fetches itself. */
+const MAX_FOLLOWS = 3;
+
+/** One data request, as the helpers below need it. */
+interface DataRequest {
+  agentId: string;
+  input: Input<'DataInput'>;
+  ctx: ChargeContext;
+  /** The normalised query. */
+  query: string;
+  key: string;
+  ref: LedgerRef;
+}
+
+/** A flight's result and the answer of the request that ran it. */
+interface Outcome {
+  result: CachedLiveResult;
+  response: DataOutput;
+}
+
+/** `entry` when it is newer than `known` (any entry when nothing was known). */
+function newer(entry: CachedLiveResult | undefined, known: CachedLiveResult | undefined) {
+  if (!entry || (known && Date.parse(entry.fetchedAt) <= Date.parse(known.fetchedAt))) return undefined;
+  return entry;
+}
 
 interface Served {
   fromCache: boolean;
@@ -122,13 +151,8 @@ export function createLiveData(
   }
 
   /** The leader's path: reserve, fetch, debit (and record), cache. */
-  async function fetchAndCharge(
-    agentId: string,
-    type: QueryType,
-    query: string,
-    key: string,
-    { charge: declared, record }: ChargeContext,
-  ) {
+  async function fetchAndCharge({ agentId, input, ctx, query, key, ref }: DataRequest): Promise<Outcome> {
+    const { charge: declared, record } = ctx;
     const price = declared.cents;
     const [account, spent] = await store.read(async (reader) => {
       const found = await loadAccount(reader, agentId);
@@ -138,21 +162,73 @@ export function createLiveData(
     ledger.checkCanSpend(account, price, reserved.get(agentId) ?? 0, spent);
     reserved.set(agentId, (reserved.get(agentId) ?? 0) + price);
     try {
-      const fresh = await source.fetch(type, query);
+      const fresh = await source.fetch(input.query_type, query);
       const result: CachedLiveResult = { ...fresh, fetchedAt: clock.now().toISOString() };
-      const charge = { cents: price, operation: declared.operation, ref: { queryType: type, query } };
+      const charge = { cents: price, operation: declared.operation, ref };
       const response = await store.transact(async (tx) => {
         const account = await ledger.debit(tx, await loadAccount(tx, agentId), charge);
         const body = view(result, { fromCache: false, cost: price }, account.balanceCents);
         if (record) await record(tx, body);
         return body;
       });
-      cache.set(key, result);
+      await cache.set(key, result);
       return { result, response };
     } finally {
       const left = (reserved.get(agentId) ?? 0) - price;
       if (left > 0) reserved.set(agentId, left);
       else reserved.delete(agentId);
+    }
+  }
+
+  /** Another flight's result, answered at the cached price. */
+  async function followed(request: DataRequest, result: CachedLiveResult): Promise<Outcome> {
+    const cost = request.ctx.charge.cachedCents ?? 0;
+    const response = await answerCached(
+      request.agentId,
+      result,
+      { fromCache: true, cost },
+      request.ctx,
+      request.ref,
+    );
+    return { result, response };
+  }
+
+  /**
+   * This process's one flight for a key. Across processes the cache's lease decides who fetches: the
+   * leader fetches and pays; a follower waits for the leader's result and pays the cached price. A follower
+   * whose leader ended without a result (it failed, could not pay, or died) asks for the lease again; after
+   * MAX_FOLLOWS such rounds it fetches without one rather than wait any longer.
+   */
+  async function contend(request: DataRequest, known: CachedLiveResult | undefined): Promise<Outcome> {
+    for (let round = 1; ; round++) {
+      if (round > MAX_FOLLOWS || (await cache.lead(request.key)) === 'leader') {
+        try {
+          // A flight may have ended between this request's look at the cache and its lease.
+          const arrived = newer(await cache.get(request.key), known);
+          return arrived ? await followed(request, arrived) : await fetchAndCharge(request);
+        } finally {
+          await cache.endFlight(request.key);
+        }
+      }
+      const arrived = await cache.waitFor(request.key, known?.fetchedAt);
+      if (arrived) return followed(request, arrived);
+    }
+  }
+
+  /** A request that joins this process's flight for its key: the flight's result at the cached price. */
+  async function follow(
+    request: DataRequest,
+    pending: Promise<CachedLiveResult>,
+    known: CachedLiveResult | undefined,
+  ): Promise<DataOutput> {
+    try {
+      return (await followed(request, await pending)).response;
+    } catch (err) {
+      // The leader could not pay: that is the leader's failure, not this request's. Go again.
+      if (err instanceof AppError && PAYMENT_REFUSED.has(err.code)) {
+        return fetchData(request.agentId, request.input, request.ctx);
+      }
+      return serveStale(err, request, known);
     }
   }
 
@@ -166,23 +242,25 @@ export function createLiveData(
     const ref: LedgerRef = { queryType: input.query_type, query };
     const freshPrice = ctx.charge.cents;
     const cachedPrice = ctx.charge.cachedCents ?? 0;
-    const cached = cache.get(key);
+    // This process's entry first, with no I/O: the hot path.
+    const own = cache.peek(key);
+    const ownHit = fromCache(own, input.cache_minutes, cachedPrice);
+    if (own && ownHit) return answerCached(agentId, own, ownHit, ctx, ref);
+    const request: DataRequest = { agentId, input, ctx, query, key, ref };
+    const pending = inFlight.get(key);
+    if (pending) return follow(request, pending, own);
+
+    // Then what other instances stored (a process-local cache has nothing more).
+    const cached = await cache.get(key);
     const hit = fromCache(cached, input.cache_minutes, cachedPrice);
     if (cached && hit) return answerCached(agentId, cached, hit, ctx, ref);
-
-    const pending = inFlight.get(key);
-    if (pending) {
-      try {
-        const result = await pending;
-        return answerCached(agentId, result, { fromCache: true, cost: cachedPrice }, ctx, ref);
-      } catch (err) {
-        // The leader could not pay: that is the leader's failure, not this request's. Go again.
-        if (err instanceof AppError && PAYMENT_REFUSED.has(err.code)) return fetchData(agentId, input, ctx);
-        return serveStale(err, cached, agentId, ctx, ref);
-      }
-    }
+    const started = inFlight.get(key); // one may have begun while this request looked
+    if (started) return follow(request, started, cached);
 
     if (input.max_cost_cents !== undefined && input.max_cost_cents < freshPrice) {
+      // "Cached or already in flight": a flight on another instance counts too.
+      const arrived = await cache.waitFor(key, cached?.fetchedAt);
+      if (arrived) return (await followed(request, arrived)).response;
       throw new AppError(
         'max_cost_exceeded',
         `No cached result at most ${input.cache_minutes} minutes old exists, and a fresh one costs ` +
@@ -192,32 +270,34 @@ export function createLiveData(
       );
     }
 
-    const leader = fetchAndCharge(agentId, input.query_type, query, key, ctx);
+    const leader = contend(request, cached);
     const shared = leader.then((outcome) => outcome.result);
     shared.catch(() => undefined); // followers handle it; an unobserved rejection must not crash
     inFlight.set(key, shared);
     try {
       return (await leader).response;
     } catch (err) {
-      return serveStale(err, cached, agentId, ctx, ref);
+      return serveStale(err, request, cached);
     } finally {
       inFlight.delete(key);
     }
   }
 
   /** When every upstream failed, an older cached result is better than nothing: at the cached price, marked stale. */
-  async function serveStale(
-    err: unknown,
-    cached: CachedLiveResult | undefined,
-    agentId: string,
-    ctx: ChargeContext,
-    ref: LedgerRef,
-  ) {
+  async function serveStale(err: unknown, request: DataRequest, known: CachedLiveResult | undefined) {
     const upstreamDown =
       err instanceof AppError && (err.code === 'upstream_failed' || err.code === 'upstream_timeout');
-    if (!upstreamDown || !cached) throw err;
-    const cost = ctx.charge.cachedCents ?? 0;
-    return answerCached(agentId, cached, { fromCache: true, cost, stale: true }, ctx, ref);
+    if (!upstreamDown) throw err;
+    const cached = known ?? (await cache.get(request.key));
+    if (!cached) throw err;
+    const cost = request.ctx.charge.cachedCents ?? 0;
+    return answerCached(
+      request.agentId,
+      cached,
+      { fromCache: true, cost, stale: true },
+      request.ctx,
+      request.ref,
+    );
   }
 
   return { fetchData };

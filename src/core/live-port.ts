@@ -1,6 +1,7 @@
 /**
  * Ports for live data: where results come from (upstream providers, outside the core) and where they are
- * cached (node-cache, outside the core). The core decides when to use which and what to charge.
+ * cached (node-cache, or PostgreSQL shared by many instances; outside the core). The core decides when to
+ * use which and what to charge.
  */
 import type { JsonObject, QueryType } from './model.js';
 
@@ -31,9 +32,38 @@ export interface CachedLiveResult extends LiveResult {
   fetchedAt: string;
 }
 
-/** A cache shared by all agents, keyed by query type and normalised query. */
+/**
+ * A cache shared by all agents, keyed by query type and normalised query, with the leases of single-flight
+ * across processes. The core decides freshness and prices; a cache only keeps entries and leases.
+ *
+ * A process-local cache (node-cache) answers `get` from memory, always leads and never waits. A cache
+ * shared by several instances (PostgreSQL) keeps this process's entries in front (`peek`) and the shared
+ * ones behind (`get`), and lets one instance at a time fetch a key (`lead`), the others waiting for its
+ * result (`waitFor`).
+ */
 export interface LiveCache {
-  get(key: string): CachedLiveResult | undefined;
-  set(key: string, value: CachedLiveResult): void;
+  /**
+   * This process's own entry for `key`, without I/O: the hot path. It may be older than one another
+   * instance stored since; `get` finds that one.
+   */
+  peek(key: string): CachedLiveResult | undefined;
+  /** The newest entry for `key` this process can find: its own, or one another instance stored. */
+  get(key: string): Promise<CachedLiveResult | undefined>;
+  /** Stores a paid-for result. Never rejects: a result that cannot be shared is only not shared. */
+  set(key: string, value: CachedLiveResult): Promise<void>;
+  /**
+   * Asks for the fetch of `key` across processes: `leader` when this process holds the key's lease (it
+   * fetches, then calls `endFlight`), `follower` when another process holds an unexpired one (`waitFor`
+   * it). The caller runs one flight per key at a time in its process; a process-local cache always leads.
+   */
+  lead(key: string): Promise<'leader' | 'follower'>;
+  /**
+   * Waits for an entry of `key` newer than `after` (an ISO instant; absent: any entry). Resolves with it
+   * once stored, or with undefined as soon as no unexpired lease holds the key (its leader failed, could
+   * not pay, or died) or after the longest a lease lasts. A process-local cache resolves undefined at once.
+   */
+  waitFor(key: string, after: string | undefined): Promise<CachedLiveResult | undefined>;
+  /** Ends this process's lease of `key`, after `set` or on failure. Never rejects (a lease also expires). */
+  endFlight(key: string): Promise<void>;
   close(): void;
 }

@@ -12,6 +12,7 @@
  * after the requests in flight have been answered or AC_SHUTDOWN_TIMEOUT_MS has passed.
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { createEmptyLiveCache } from '../cache/empty-live-cache.js';
 import { type Config, storePlace } from '../config.js';
 import type { Core } from '../core/core.js';
 import { createCore } from '../core/core.js';
@@ -153,7 +154,7 @@ async function serveUnavailable(
   logger.error(`cannot serve: ${message}`);
   const core = createCore({
     store: unavailableStore(message),
-    cache: { get: () => undefined, set: () => undefined, close: () => undefined },
+    cache: createEmptyLiveCache(),
     live: { fetch: () => Promise.reject(new AppError('unavailable', message)) },
     limits: config?.limits ?? DEFAULT_LIMITS,
   });
