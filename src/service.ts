@@ -10,6 +10,7 @@ import { type Core, createCore } from './core/core.js';
 import type { LiveDataSource } from './core/live-port.js';
 import { createOperations, type Operation } from './core/operations.js';
 import type { StorePort } from './core/store-port.js';
+import type { WindowCounters } from './core/window-counters.js';
 import { createLiveDataSource } from './live/live-data-source.js';
 import { createLogger, type Logger } from './logger.js';
 import type { DataDirLock } from './store/data-dir-lock.js';
@@ -33,6 +34,8 @@ export interface Service {
   logger: Logger;
   /** The DATA_DIR lock of the JSON file store; none on PostgreSQL. */
   lock?: DataDirLock;
+  /** The rate limits' counters shared by every instance: PostgreSQL only (one process counts in memory). */
+  counters?: WindowCounters;
   close(): Promise<void>;
 }
 
@@ -42,16 +45,26 @@ export function serviceLogger(config: Readonly<Config>): Logger {
 
 export async function openService(config: Readonly<Config>, options: ServiceOptions): Promise<Service> {
   const logger = options.logger ?? serviceLogger(config);
-  const { store, lock, where } = await openStore(config, {
-    pid: process.pid,
-    command: options.command,
-    startedAt: new Date().toISOString(),
-  });
+  const clock = options.clock;
+  const { store, lock, where, counters, liveCache, background } = await openStore(
+    config,
+    { pid: process.pid, command: options.command, startedAt: new Date().toISOString() },
+    {
+      ...(clock ? { now: () => clock.now() } : {}),
+      onSweep: (round) => {
+        if ('error' in round)
+          logger.warn({ err: round.error }, 'background clean-up failed; next round retries');
+        else if (round.ran) logger.debug({ removed: round.removed }, 'background clean-up');
+      },
+    },
+  );
+  background?.start();
   logger.info(
     config.database ? { database: where } : { dataDir: config.dataDir, dataDirFrom: config.dataDirFrom },
     `store: ${where}`,
   );
-  const cache = createNodeLiveCache(config.limits.cacheMinutesMax);
+  // On PostgreSQL the cache every instance shares (this process's node-cache in front); else node-cache.
+  const cache = liveCache ?? createNodeLiveCache(config.limits.cacheMinutesMax);
   const core = createCore({
     store,
     cache,
@@ -66,7 +79,9 @@ export async function openService(config: Readonly<Config>, options: ServiceOpti
     store,
     logger,
     ...(lock ? { lock } : {}),
+    ...(counters ? { counters } : {}),
     close: async () => {
+      await background?.stop();
       cache.close();
       await store.close();
     },

@@ -5,10 +5,11 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Config, ConfigError } from '../config.js';
+import { type Config, ConfigError, storePlace } from '../config.js';
 import type { Core } from '../core/core.js';
 import type { Operation } from '../core/operations.js';
 import type { StorePort } from '../core/store-port.js';
+import type { WindowCounters } from '../core/window-counters.js';
 import type { Logger } from '../logger.js';
 import type { DataDirLock } from '../store/data-dir-lock.js';
 import { answerClientErrorsWithJson } from './client-error.js';
@@ -24,6 +25,8 @@ export interface ServedService {
   operations: readonly Operation[];
   logger: Logger;
   store: Pick<StorePort, 'health'>;
+  /** Counters every instance shares (PostgreSQL): the rate limits count there rather than per process. */
+  counters?: WindowCounters;
   /**
    * Where the server's URL is recorded for other processes on the host (the stdio bridge): the JSON file
    * store's DATA_DIR lock; none on PostgreSQL.
@@ -55,6 +58,7 @@ export async function startServer<S extends ServedService>(
     publicUrl: config.publicUrl,
     adminToken: config.adminToken,
     rateLimit: config.rateLimit,
+    ...(service.counters ? { counters: service.counters } : {}),
     trustProxy: config.trustProxy,
     corsOrigins: config.corsOrigins,
     drain,
@@ -63,6 +67,8 @@ export async function startServer<S extends ServedService>(
       mcp = mountMcpHttp(express, service, {
         host: config.host,
         publicUrl: config.publicUrl,
+        // A shared database means other instances: the next request may reach one that has no session.
+        stateless: config.database !== undefined,
         idleMs: config.mcpSessionIdleSeconds * 1000,
         maxSessions: config.mcpMaxSessions,
       });
@@ -114,7 +120,7 @@ export async function startServer<S extends ServedService>(
     url,
     startedAt: new Date().toISOString(),
   });
-  service.logger.info({ url, dataDir: config.dataDir }, `listening on ${url}`);
+  service.logger.info({ url, store: storePlace(config) }, `listening on ${url}`);
   let closing: Promise<void> | undefined;
   return {
     service,

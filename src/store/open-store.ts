@@ -7,9 +7,12 @@
  */
 import type { Config } from '../config.js';
 import type { StorePort } from '../core/store-port.js';
+import type { WindowCounters } from '../core/window-counters.js';
 import type { DataDirLock, LockHolder } from './data-dir-lock.js';
 import { openJsonFileStore } from './json-file-store.js';
 import { openPostgresStore } from './postgres/open-postgres-store.js';
+import type { PostgresLiveCache } from './postgres/postgres-live-cache.js';
+import type { PostgresSweeper, SweeperOptions } from './postgres/postgres-sweeper.js';
 
 export interface OpenedStore {
   store: StorePort;
@@ -17,12 +20,38 @@ export interface OpenedStore {
   lock?: DataDirLock;
   /** Where the store is, for the log: a directory, or the database without its password. */
   where: string;
+  /** The rate limits' counters shared by every instance: PostgreSQL only (one process counts in memory). */
+  counters?: WindowCounters;
+  /**
+   * The live-data cache and single-flight leases shared by every instance: PostgreSQL only (one process
+   * caches in node-cache). Its `sweepTasks` are for the background sweeper.
+   */
+  liveCache?: PostgresLiveCache;
+  /**
+   * Background clean-up of the shared tables (expired idempotency records, cache rows, leases, counters),
+   * one instance at a time: PostgreSQL only. Not started: the service starts it and stops it before close.
+   */
+  background?: Pick<PostgresSweeper, 'start' | 'stop'>;
 }
 
-export async function openStore(config: Readonly<Config>, holder: LockHolder): Promise<OpenedStore> {
+export interface OpenStoreOptions {
+  /** The service's clock, by which background clean-up judges what has expired. */
+  now?: () => Date;
+  /** Told the outcome of each background clean-up round (for the log). */
+  onSweep?: SweeperOptions['onRound'];
+}
+
+export async function openStore(
+  config: Readonly<Config>,
+  holder: LockHolder,
+  options: OpenStoreOptions = {},
+): Promise<OpenedStore> {
   if (config.database) {
-    const { store, where } = await openPostgresStore(config.database);
-    return { store, where };
+    const { store, where, counters, liveCache, sweeper } = await openPostgresStore(config.database, {
+      cacheMinutesMax: config.limits.cacheMinutesMax,
+      ...options,
+    });
+    return { store, where, counters, liveCache, background: sweeper };
   }
   const { store, lock } = await openJsonFileStore(config.dataDir, holder, {
     ownDirectory: config.dataDirFrom === 'default',

@@ -17,11 +17,17 @@ export function spawnServe(env: Record<string, string>): Promise<SpawnedServer> 
       env: { ...process.env, AC_RATE_LIMIT: 'off', ...env },
     });
     let stderr = '';
+    let listening = false;
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     child.stderr.on('data', (d) => {
       stderr += d;
+      // Once the URL is known, only collect: rescanning all of a busy server's log on each chunk is quadratic.
+      if (listening) return;
       const match = /listening on (http:\/\/[^"\s]+)/.exec(stderr);
-      if (match) resolve({ child, url: match[1] as string, stderr: () => stderr, exited });
+      if (match) {
+        listening = true;
+        resolve({ child, url: match[1] as string, stderr: () => stderr, exited });
+      }
     });
     exited.then((code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
   });

@@ -1,14 +1,19 @@
 /**
- * The driver of the ledger property tests: the real service (core, JSON-file store, journal) in a temporary
- * DATA_DIR, called the way the REST and MCP faces call it (authenticate, `parseInput`, `runOperation`), with
- * a scripted upstream whose answers fast-check's scheduler releases in the order it chooses. It can restart
- * the service cleanly, or "crash" it (copy DATA_DIR while the service runs, so the copy holds an
- * un-compacted journal, and open the copy), and it dumps the whole store for comparisons.
+ * The driver of the ledger property tests: the real service (core and store) called the way the REST and
+ * MCP faces call it (authenticate, `parseInput`, `runOperation`), with a scripted upstream whose answers
+ * fast-check's scheduler releases in the order it chooses. The store is one of the two adapters (a
+ * `StoreBackend`): the JSON file store in a temporary DATA_DIR, or PostgreSQL on a database of the run's
+ * shared cluster. It can restart the service cleanly, or "crash" it, and it dumps the whole store for
+ * comparisons. A crash of the file store copies DATA_DIR while the service runs (so the copy holds an
+ * un-compacted journal) and opens the copy; on PostgreSQL a second service opens the same database while
+ * the first still runs, and only then is the first shut down, as when another instance takes over the
+ * traffic of one that dies: what was acknowledged is committed, so the second sees all of it.
  */
 import { copyFile, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Scheduler } from 'fast-check';
+import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import { AppError, type ErrorCode, type ErrorDetails } from '../../src/core/errors.js';
 import type { LiveDataSource } from '../../src/core/live-port.js';
@@ -19,6 +24,7 @@ import { openService, type Service } from '../../src/service.js';
 import { JOURNAL_FILE, STORE_FILE } from '../../src/store/json-file-store.js';
 import type { Snapshot } from '../../src/store/store-state.js';
 import { FakeLiveSource } from '../fakes/fake-live-source.js';
+import { testDatabase } from '../helpers/postgres.js';
 import type { ManualClock } from '../helpers/test-server.js';
 
 /** How the upstream answers a (normalised) query: data, or one of the failures a provider chain reports. */
@@ -48,6 +54,140 @@ export interface Request {
   idempotencyKey?: string;
 }
 
+/** How many records of each kind the store's durable form holds (the snapshot file, or the tables). */
+export interface Persisted {
+  accounts: number;
+  ledger: number;
+  memories: number;
+  idempotency: number;
+  /** Idempotency claims still held (PostgreSQL: rows in state 'running'); none after a clean shutdown. */
+  claims: number;
+  /** The journal's size (JSON file store); undefined where there is none. */
+  journalBytes?: number;
+}
+
+/**
+ * Where a harness keeps its store: one of the two adapters behind the store port. A backend hands out
+ * places, each an empty store for one scenario.
+ */
+export interface StoreBackend {
+  readonly name: string;
+  /**
+   * Whether the live-data cache is kept in the store, so that it outlives a restart of the service (and is
+   * shared with a second instance): PostgreSQL's `live_cache` table; the file store's cache is in memory.
+   */
+  readonly liveCacheInStore: boolean;
+  /** An empty store for one scenario. */
+  place(): Promise<StorePlace>;
+  /** Frees what the backend holds (a database); places must be closed first. */
+  dispose(): Promise<void>;
+}
+
+export interface StorePlace {
+  /** The configuration that opens the store here (DATA_DIR, or DATABASE_URL). */
+  env: Record<string, string>;
+  /** What the store holds durably, read without the service (which is shut down when this is called). */
+  persisted(): Promise<Persisted>;
+  /**
+   * A place whose store holds what this one's holds now, read while the service still runs: a copy of
+   * DATA_DIR (snapshot and journal, not the lock), or the same database. `journalBytes`: what the copy's
+   * journal holds.
+   */
+  crashCopy(): Promise<{ place: StorePlace; journalBytes?: number }>;
+  close(): Promise<void>;
+}
+
+/** The JSON file store, in a temporary DATA_DIR per place. */
+export function fileBackend(): StoreBackend {
+  const dirPlace = (dataDir: string): StorePlace => ({
+    env: { DATA_DIR: dataDir },
+    persisted: async () => {
+      const snapshot = JSON.parse(await readFile(path.join(dataDir, STORE_FILE), 'utf8')) as Snapshot;
+      return {
+        accounts: snapshot.accounts.length,
+        ledger: snapshot.ledger.length,
+        memories: snapshot.memories.length,
+        idempotency: (snapshot.idempotency ?? []).length,
+        claims: 0, // held in the process only
+        journalBytes: await fileSize(path.join(dataDir, JOURNAL_FILE)),
+      };
+    },
+    crashCopy: async () => {
+      const copy = await mkdtemp(path.join(tmpdir(), 'ac-prop-crash-'));
+      for (const file of [STORE_FILE, JOURNAL_FILE]) {
+        await copyFile(path.join(dataDir, file), path.join(copy, file)).catch(
+          (err: NodeJS.ErrnoException) => {
+            if (err.code !== 'ENOENT') throw err;
+          },
+        );
+      }
+      return { place: dirPlace(copy), journalBytes: await fileSize(path.join(copy, JOURNAL_FILE)) };
+    },
+    close: () => rm(dataDir, { recursive: true, force: true }),
+  });
+  return {
+    name: 'JSON file store',
+    liveCacheInStore: false,
+    place: async () => dirPlace(await mkdtemp(path.join(tmpdir(), 'ac-prop-'))),
+    dispose: async () => {},
+  };
+}
+
+/** The tables a scenario writes, children first (foreign keys), emptied before each scenario. */
+const TABLES = ['ledger', 'memories', 'idempotency', 'live_cache', 'live_flights', 'rate_limits', 'accounts'];
+
+/**
+ * PostgreSQL: one migrated database of the shared cluster (test/helpers/postgres.ts) for all the places
+ * of a backend, emptied for each place (a place per scenario, one scenario at a time), which is much
+ * faster than a database per scenario.
+ */
+export function postgresBackend(label = 'property'): StoreBackend {
+  let database: Promise<{ url: string; admin: pg.Client }> | undefined;
+  let inUse = false;
+  const connect = () => {
+    database ??= (async () => {
+      const { url } = await testDatabase({ label });
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      return { url, admin };
+    })();
+    return database;
+  };
+  const count = async (admin: pg.Client, sql: string) => Number((await admin.query(sql)).rows[0].n);
+  return {
+    name: 'PostgreSQL',
+    liveCacheInStore: true,
+    place: async () => {
+      if (inUse) throw new Error('postgresBackend: one place at a time (close the last one first)');
+      inUse = true;
+      const { url, admin } = await connect();
+      await admin.query(TABLES.map((table) => `DELETE FROM ${table}`).join('; '));
+      const place: StorePlace = {
+        env: { DATABASE_URL: url, DATA_DIR: '' },
+        persisted: async () => ({
+          accounts: await count(admin, 'SELECT count(*) AS n FROM accounts'),
+          ledger: await count(admin, 'SELECT count(*) AS n FROM ledger'),
+          memories: await count(admin, 'SELECT count(*) AS n FROM memories'),
+          idempotency: await count(admin, "SELECT count(*) AS n FROM idempotency WHERE state = 'done'"),
+          claims: await count(admin, "SELECT count(*) AS n FROM idempotency WHERE state = 'running'"),
+        }),
+        // Whatever was acknowledged is committed: another instance on the database sees it.
+        crashCopy: async () => ({ place }),
+        close: async () => {
+          inUse = false;
+        },
+      };
+      return place;
+    },
+    dispose: async () => {
+      if (!database) return;
+      const { admin } = await database;
+      database = undefined;
+      await admin.end();
+    },
+  };
+}
+
 export interface Harness {
   readonly service: Service;
   /** Upstream calls so far (across restarts). */
@@ -59,21 +199,22 @@ export interface Harness {
   call(request: Request): Promise<Outcome>;
   dump(): Promise<Dump>;
   /**
-   * Clean shutdown (journal folded into the snapshot) and a fresh start on the same DATA_DIR. Returns the
-   * snapshot file and the journal's size as the shutdown left them.
+   * Clean shutdown (on the file store: journal folded into the snapshot) and a fresh start on the same
+   * store. Returns what the store held durably while the service was down.
    */
-  restart(): Promise<{ snapshot: Snapshot; journalBytes: number }>;
+  restart(): Promise<Persisted>;
   /**
-   * Copies DATA_DIR (snapshot and journal, not the lock) while the service runs, opens the copy as the new
-   * service, and shuts the old one down. Returns the size of the copied journal.
+   * Opens a new service on a copy of the store taken while the service runs (see `StorePlace.crashCopy`),
+   * and shuts the old one down. Returns the size of the copied journal, where there is one.
    */
-  crashCopy(): Promise<number>;
+  crashCopy(): Promise<number | undefined>;
   close(): Promise<void>;
 }
 
 export interface HarnessOptions {
   scheduler: Scheduler;
   clock: ManualClock;
+  backend: StoreBackend;
   env?: Record<string, string>;
 }
 
@@ -96,15 +237,22 @@ export async function openHarness(options: HarnessOptions): Promise<Harness> {
     fetch: (type, query) => options.scheduler.schedule(fake.fetch(type, query), `upstream ${type}:${query}`),
   };
 
-  const dirs: string[] = [];
-  const open = async (dataDir: string) =>
-    openService(
-      loadConfig({ DATA_DIR: dataDir, AC_LOG_LEVEL: 'silent', AC_RATE_LIMIT: 'off', ...options.env }),
-      { command: 'test', live, clock: options.clock },
-    );
-  let dataDir = await mkdtemp(path.join(tmpdir(), 'ac-prop-'));
-  dirs.push(dataDir);
-  let service = await open(dataDir);
+  const places = new Set<StorePlace>();
+  const open = async (place: StorePlace) =>
+    openService(loadConfig({ ...place.env, AC_LOG_LEVEL: 'silent', AC_RATE_LIMIT: 'off', ...options.env }), {
+      command: 'test',
+      live,
+      clock: options.clock,
+    });
+  let place = await options.backend.place();
+  places.add(place);
+  let service: Service;
+  try {
+    service = await open(place);
+  } catch (err) {
+    await place.close();
+    throw err;
+  }
   let closed = false;
 
   async function call(request: Request): Promise<Outcome> {
@@ -147,27 +295,18 @@ export async function openHarness(options: HarnessOptions): Promise<Harness> {
     dump: () => dumpStore(service),
     restart: async () => {
       await service.close();
-      const snapshot = JSON.parse(await readFile(path.join(dataDir, STORE_FILE), 'utf8')) as Snapshot;
-      const journalBytes = await fileSize(path.join(dataDir, JOURNAL_FILE));
-      service = await open(dataDir);
-      return { snapshot, journalBytes };
+      const persisted = await place.persisted();
+      service = await open(place);
+      return persisted;
     },
     crashCopy: async () => {
-      const copy = await mkdtemp(path.join(tmpdir(), 'ac-prop-crash-'));
-      dirs.push(copy);
-      for (const file of [STORE_FILE, JOURNAL_FILE]) {
-        await copyFile(path.join(dataDir, file), path.join(copy, file)).catch(
-          (err: NodeJS.ErrnoException) => {
-            if (err.code !== 'ENOENT') throw err;
-          },
-        );
-      }
-      const journalBytes = await fileSize(path.join(copy, JOURNAL_FILE));
+      const copy = await place.crashCopy();
+      places.add(copy.place);
       const old = service;
-      service = await open(copy);
-      dataDir = copy;
+      service = await open(copy.place);
+      place = copy.place;
       await old.close();
-      return journalBytes;
+      return copy.journalBytes;
     },
     close: async () => {
       if (closed) return;
@@ -175,7 +314,7 @@ export async function openHarness(options: HarnessOptions): Promise<Harness> {
       try {
         await service.close();
       } finally {
-        for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+        for (const p of places) await p.close();
       }
     },
   };

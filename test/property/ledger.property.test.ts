@@ -17,18 +17,17 @@
  * - with daily spending limits (one per plan, each optional), no agent's costs in a UTC day exceed the limit
  *   of the plan it had at each charge; costs on either plan count, and a 402 `daily_limit_reached` reports
  *   the day's costs the model counted;
- * - the state after a restart equals the state before it.
+ * - the state after a restart equals the state before it, and the store's durable form holds all of it.
+ * The whole suite runs against both store adapters (the JSON file store and PostgreSQL); on PostgreSQL the
+ * service's transactions run truly concurrently, each on a connection of its own.
  * A batch of requests starts in an order fast-check's scheduler chooses, and the upstream answers arrive in
  * an order it chooses too; a failure prints the seed and path that reproduce it. A batch of one request is
  * also checked exactly against a reference model (costs, plans, 402/404 conditions and their details, cache
  * hits, replays).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { hashKey } from '../../src/core/accounts.js';
 import type { AppError } from '../../src/core/errors.js';
@@ -56,11 +55,14 @@ import { ManualClock } from '../helpers/test-server.js';
 import {
   type Dump,
   EMAILS,
+  fileBackend,
   type Harness,
   type Health,
   IDEMPOTENCY_KEYS,
   type Outcome,
   openHarness,
+  postgresBackend,
+  type StoreBackend,
   UNKNOWN_EMAIL,
 } from './harness.js';
 
@@ -1554,21 +1556,28 @@ async function runBatch(
   checkBatch(batch, alone);
 }
 
-/** A clean restart: the state after equals the state before, and the snapshot file holds all of it. */
-async function restartAndCompare(h: Harness, model: Model): Promise<void> {
+/**
+ * A clean restart: the state after equals the state before, and the store's durable form (the snapshot
+ * file, or the tables) holds all of it and nothing else: no record beyond those of the pool, no claim left.
+ */
+async function restartAndCompare(backend: StoreBackend, h: Harness, model: Model): Promise<void> {
   const before = await h.dump();
-  const { snapshot, journalBytes } = await h.restart();
-  model.cache.clear(); // the live cache is in memory
+  const persisted = await h.restart();
+  if (!backend.liveCacheInStore) model.cache.clear(); // the live cache was in the process's memory
   const after = await h.dump();
   expect(after, 'the state after a clean restart').toEqual(before);
-  expect(journalBytes, 'a clean shutdown folds the journal into the snapshot').toBe(0);
+  if (persisted.journalBytes !== undefined)
+    expect(persisted.journalBytes, 'a clean shutdown folds the journal into the snapshot').toBe(0);
   const accounts = Object.values(before.accounts).filter((a) => a !== null);
-  expect(snapshot.accounts).toHaveLength(accounts.length);
-  expect(snapshot.ledger).toHaveLength(accounts.reduce((n, a) => n + (before.ledger[a.id]?.length ?? 0), 0));
-  expect(snapshot.memories).toHaveLength(
+  expect(persisted.accounts, 'accounts stored').toBe(accounts.length);
+  expect(persisted.ledger, 'ledger entries stored').toBe(
+    accounts.reduce((n, a) => n + (before.ledger[a.id]?.length ?? 0), 0),
+  );
+  expect(persisted.memories, 'memories stored').toBe(
     accounts.reduce((n, a) => n + (before.memories[a.id]?.length ?? 0), 0),
   );
-  expect(snapshot.idempotency ?? []).toHaveLength(Object.keys(before.idempotency).length);
+  expect(persisted.idempotency, 'idempotency records stored').toBe(Object.keys(before.idempotency).length);
+  expect(persisted.claims, 'idempotency claims left behind').toBe(0);
   note('clean restart');
 }
 
@@ -1621,14 +1630,14 @@ interface Scenario {
   steps: Step[];
 }
 
-async function runScenario(s: fc.Scheduler, scenario: Scenario): Promise<void> {
+async function runScenario(backend: StoreBackend, s: fc.Scheduler, scenario: Scenario): Promise<void> {
   const clock = new ManualClock(START);
   const env: Record<string, string> = {};
   if (scenario.dailyLimit !== undefined) env.AC_DAILY_SPEND_LIMIT_CENTS = String(scenario.dailyLimit);
   if (scenario.unlimitedDailyLimit !== undefined)
     env.AC_UNLIMITED_DAILY_SPEND_LIMIT_CENTS = String(scenario.unlimitedDailyLimit);
   note(scenario.unlimitedDailyLimit === undefined ? 'no unlimited daily limit' : 'unlimited daily limit');
-  const h = await openHarness({ scheduler: s, clock, env });
+  const h = await openHarness({ scheduler: s, clock, backend, env });
   const model: Model = {
     agents: [],
     records: new Map(),
@@ -1654,21 +1663,27 @@ async function runScenario(s: fc.Scheduler, scenario: Scenario): Promise<void> {
           model.health.set(step.query, step.health);
           break;
         case 'restart':
-          await restartAndCompare(h, model);
+          await restartAndCompare(backend, h, model);
           break;
         case 'crash': {
-          // Everything acknowledged is on disk: a copy taken now, journal not folded, loads the same state.
+          // Everything acknowledged is durable: a copy taken now (journal not folded), or another instance
+          // on the same database, loads the same state.
           const before = await h.dump();
           const journalBytes = await h.crashCopy();
-          model.cache.clear();
-          expect(await h.dump(), 'the state replayed from the journal of a running service').toEqual(before);
-          note(journalBytes > 0 ? 'journal replayed' : 'crash with an empty journal');
+          if (!backend.liveCacheInStore) model.cache.clear();
+          expect(
+            await h.dump(),
+            'the state after a crash (replayed from the journal, or read by a second instance)',
+          ).toEqual(before);
+          if (journalBytes !== undefined)
+            note(journalBytes > 0 ? 'journal replayed' : 'crash with an empty journal');
+          else note('crash: a second instance took over');
           break;
         }
       }
     }
     await checkViews(h, model);
-    await restartAndCompare(h, model);
+    await restartAndCompare(backend, h, model);
   } finally {
     await h.close();
   }
@@ -1687,11 +1702,30 @@ function scenarioArb(
   });
 }
 
-const RUNS = Number(process.env.AC_PROPERTY_RUNS ?? 50);
+/** A store adapter the suite runs against, and how many scenarios each property runs on it. */
+interface Target {
+  name: string;
+  backend: () => StoreBackend;
+  runs: number;
+}
 
-function assertScenarios(arb: fc.Arbitrary<Scenario>, numRuns: number): Promise<void> {
+/**
+ * Both adapters. PostgreSQL runs fewer scenarios by default (AC_PROPERTY_RUNS_PG): each request there is a
+ * handful of round trips to the server instead of work in memory, so a scenario takes several times as long;
+ * set it higher for a longer search.
+ */
+const TARGETS: readonly Target[] = [
+  { name: 'JSON file store', backend: fileBackend, runs: Number(process.env.AC_PROPERTY_RUNS ?? 50) },
+  {
+    name: 'PostgreSQL',
+    backend: () => postgresBackend(),
+    runs: Number(process.env.AC_PROPERTY_RUNS_PG ?? process.env.AC_PROPERTY_RUNS ?? 20),
+  },
+];
+
+function assertScenarios(backend: StoreBackend, arb: fc.Arbitrary<Scenario>, numRuns: number): Promise<void> {
   return fc.assert(
-    fc.asyncProperty(fc.scheduler(), arb, (s, scenario) => runScenario(s, scenario)),
+    fc.asyncProperty(fc.scheduler(), arb, (s, scenario) => runScenario(backend, s, scenario)),
     {
       numRuns,
       plugins: [
@@ -1711,86 +1745,105 @@ function assertScenarios(arb: fc.Arbitrary<Scenario>, numRuns: number): Promise<
  * The generators must reach the interesting cases, or the property proves little; one unlucky seed must not
  * fail the suite.
  */
-async function assertCovering(arb: fc.Arbitrary<Scenario>, required: readonly string[]): Promise<void> {
+async function assertCovering(
+  target: Target,
+  arb: fc.Arbitrary<Scenario>,
+  required: readonly string[],
+): Promise<void> {
   seen.clear();
-  await assertScenarios(arb, RUNS);
-  for (let extra = 0; extra < 4 && required.some((what) => !seen.has(what)); extra++) {
-    await assertScenarios(arb, Math.ceil(RUNS / 2));
+  const backend = target.backend();
+  try {
+    await assertScenarios(backend, arb, target.runs);
+    for (let extra = 0; extra < 4 && required.some((what) => !seen.has(what)); extra++) {
+      await assertScenarios(backend, arb, Math.ceil(target.runs / 2));
+    }
+  } finally {
+    await backend.dispose();
   }
   console.info('exercised:', Object.fromEntries([...seen.entries()].sort(([a], [b]) => a.localeCompare(b))));
   for (const what of required) expect(seen.get(what) ?? 0, `runs that exercised ${what}`).toBeGreaterThan(0);
 }
 
-describe('the ledger under random interleavings, retries and restarts', () => {
-  it('keeps its promises over accounts, plans, memories, data, retries, rotations and restarts', {
-    timeout: 300_000,
-  }, async () => {
-    // Each limit set or not, independently; the unlimited plan's below, at or above the pay-as-you-go one,
-    // and below or above what a spend-down costs (refused at once on the unlimited plan, or not).
-    const dailyLimit = fc.option(fc.integer({ min: 3, max: 20 }), { nil: undefined, freq: 2 });
-    const unlimitedDailyLimit = fc.option(fc.integer({ min: 5, max: 80 }), { nil: undefined, freq: 3 });
-    await assertCovering(scenarioArb(anyCmdArb, 3, dailyLimit, unlimitedDailyLimit), [
-      'concurrent batch',
-      'batch of one',
-      'replay',
-      'insufficient_credits',
-      'clean restart',
-      'plan change',
-      'plan unchanged',
-      'unlimited charge',
-      'unlimited charge past the balance',
-      'daily_limit_reached on the unlimited plan',
-      'unlimited daily limit',
-      'no unlimited daily limit',
-    ]);
-  });
+for (const target of TARGETS)
+  describe(`the ledger under random interleavings, retries and restarts (${target.name})`, () => {
+    it('keeps its promises over accounts, plans, memories, data, retries, rotations and restarts', {
+      timeout: 300_000,
+    }, async () => {
+      // Each limit set or not, independently; the unlimited plan's below, at or above the pay-as-you-go one,
+      // and below or above what a spend-down costs (refused at once on the unlimited plan, or not).
+      const dailyLimit = fc.option(fc.integer({ min: 3, max: 20 }), { nil: undefined, freq: 2 });
+      const unlimitedDailyLimit = fc.option(fc.integer({ min: 5, max: 80 }), { nil: undefined, freq: 3 });
+      await assertCovering(target, scenarioArb(anyCmdArb, 3, dailyLimit, unlimitedDailyLimit), [
+        'concurrent batch',
+        'batch of one',
+        'replay',
+        'insufficient_credits',
+        'clean restart',
+        'plan change',
+        'plan unchanged',
+        'unlimited charge',
+        'unlimited charge past the balance',
+        'daily_limit_reached on the unlimited plan',
+        'unlimited daily limit',
+        'no unlimited daily limit',
+      ]);
+    });
 
-  it('keeps its promises over live data: cache, single flight, upstream failures', {
-    timeout: 300_000,
-  }, async () => {
-    // Mostly a tight daily limit, so that parallel fetches compete for the last cents.
-    const dailyLimit = fc.option(fc.integer({ min: 2, max: 7 }), { nil: undefined, freq: 4 });
-    const unlimitedDailyLimit = fc.option(fc.integer({ min: 2, max: 9 }), { nil: undefined, freq: 2 });
-    await assertCovering(scenarioArb(dataCmdArb, 5, dailyLimit, unlimitedDailyLimit), [
-      'data fresh',
-      'data from cache',
-      'upstream_failed',
-      'unlimited charge',
-      'daily_limit_reached on the unlimited plan',
-    ]);
-  });
-});
+    it('keeps its promises over live data: cache, single flight, upstream failures', {
+      timeout: 300_000,
+    }, async () => {
+      // Mostly a tight daily limit, so that parallel fetches compete for the last cents.
+      const dailyLimit = fc.option(fc.integer({ min: 2, max: 7 }), { nil: undefined, freq: 4 });
+      const unlimitedDailyLimit = fc.option(fc.integer({ min: 2, max: 9 }), { nil: undefined, freq: 2 });
+      await assertCovering(target, scenarioArb(dataCmdArb, 5, dailyLimit, unlimitedDailyLimit), [
+        'data fresh',
+        'data from cache',
+        'upstream_failed',
+        'unlimited charge',
+        'daily_limit_reached on the unlimited plan',
+      ]);
+    });
 
-describe('a counterexample the property found', () => {
-  // Found by the property: while a different request held the key (bound to get 422 itself), a genuine retry
-  // of the recorded request got 422 instead of its stored response; a client following the advice to use a
-  // new key would then have been charged twice. Fixed in src/core/idempotency.ts; kept as a regression test.
-  it('a genuine retry replays even while another request under its key is in flight', async () => {
-    const dataDir = await mkdtemp(path.join(tmpdir(), 'ac-prop-repro-'));
-    const service = await openService(
-      loadConfig({ DATA_DIR: dataDir, AC_LOG_LEVEL: 'silent', AC_RATE_LIMIT: 'off' }),
-      { command: 'test', live: new FakeLiveSource() },
-    );
-    try {
-      const { agent_key } = await service.core.accounts.register({ email: 'repro@example.com' });
-      const agentId = (await service.core.accounts.authenticate(agent_key)).id;
-      const store = service.operations.find((o) => o.name === 'memory_store') as Operation;
-      const run = (value: string) =>
-        runOperation(
-          service.core,
-          store,
-          agentId,
-          parseInput(store.input, { memory_key: 'a', memory_value: value }),
-          'k',
-        );
-      const first = await run('one');
-      const [other, retry] = await Promise.allSettled([run('two'), run('one')]);
-      expect(other.status === 'rejected' && (other.reason as AppError).code).toBe('idempotency_key_reused');
-      if (retry.status === 'rejected') expect.fail(`the retry got ${(retry.reason as AppError).code}`);
-      expect(retry.value).toEqual({ status: 200, body: first.body, replayed: true });
-    } finally {
-      await service.close();
-      await rm(dataDir, { recursive: true, force: true });
-    }
+    describe('a counterexample the property found', () => {
+      const backend = target.backend();
+      afterAll(() => backend.dispose());
+
+      // Found by the property: while a different request held the key (bound to get 422 itself), a genuine
+      // retry of the recorded request got 422 instead of its stored response; a client following the advice
+      // to use a new key would then have been charged twice. Fixed in src/core/idempotency.ts; kept as a
+      // regression test.
+      it('a genuine retry replays even while another request under its key is in flight', async () => {
+        const place = await backend.place();
+        try {
+          const service = await openService(
+            loadConfig({ ...place.env, AC_LOG_LEVEL: 'silent', AC_RATE_LIMIT: 'off' }),
+            { command: 'test', live: new FakeLiveSource() },
+          );
+          try {
+            const { agent_key } = await service.core.accounts.register({ email: 'repro@example.com' });
+            const agentId = (await service.core.accounts.authenticate(agent_key)).id;
+            const store = service.operations.find((o) => o.name === 'memory_store') as Operation;
+            const run = (value: string) =>
+              runOperation(
+                service.core,
+                store,
+                agentId,
+                parseInput(store.input, { memory_key: 'a', memory_value: value }),
+                'k',
+              );
+            const first = await run('one');
+            const [other, retry] = await Promise.allSettled([run('two'), run('one')]);
+            expect(other.status === 'rejected' && (other.reason as AppError).code).toBe(
+              'idempotency_key_reused',
+            );
+            if (retry.status === 'rejected') expect.fail(`the retry got ${(retry.reason as AppError).code}`);
+            expect(retry.value).toEqual({ status: 200, body: first.body, replayed: true });
+          } finally {
+            await service.close();
+          }
+        } finally {
+          await place.close();
+        }
+      });
+    });
   });
-});

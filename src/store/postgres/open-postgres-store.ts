@@ -6,9 +6,18 @@
  */
 import pg from 'pg';
 import type { DatabaseConfig } from '../../config.js';
+import { DEFAULT_LIMITS } from '../../core/limits.js';
 import { StoreOpenError } from '../store-open-error.js';
 import { MigrationError, migrate } from './migrate.js';
+import { PostgresLiveCache } from './postgres-live-cache.js';
 import { PostgresStore } from './postgres-store.js';
+import {
+  IDEMPOTENCY_SWEEP,
+  PostgresSweeper,
+  SWEEP_INTERVAL_MS,
+  type SweeperOptions,
+} from './postgres-sweeper.js';
+import { PostgresWindowCounters } from './postgres-window-counters.js';
 
 /** The database's address for a log line: host, port and database, never the user's password. */
 export function databaseLabel(url: string): string {
@@ -22,9 +31,24 @@ export function databaseLabel(url: string): string {
 
 export async function openPostgresStore(
   database: Readonly<DatabaseConfig>,
-): Promise<{ store: PostgresStore; where: string }> {
+  options: {
+    cacheMinutesMax?: number;
+    /** The service's clock, by which the sweep judges what has expired. */
+    now?: () => Date;
+    onSweep?: SweeperOptions['onRound'];
+  } = {},
+): Promise<{
+  store: PostgresStore;
+  where: string;
+  counters: PostgresWindowCounters;
+  liveCache: PostgresLiveCache;
+  /** The background sweep of every shared table, not started: the caller starts and stops it. */
+  sweeper: PostgresSweeper;
+}> {
   const where = databaseLabel(database.url);
   const client = new pg.Client({ connectionString: database.url });
+  // A connection lost mid-migration fails the query under way; its 'error' event must not end the process.
+  client.on('error', () => undefined);
   try {
     await client.connect();
     await migrate(client);
@@ -42,5 +66,17 @@ export async function openPostgresStore(
     poolMax: database.poolMax,
     statementTimeoutMs: database.statementTimeoutMs,
   });
-  return { store, where };
+  // The rate limits' counters, and the live-data cache and single-flight leases shared by every instance,
+  // over the store's pool (the store ends it on close).
+  const counters = new PostgresWindowCounters(store.queryable);
+  const liveCache = new PostgresLiveCache(store.queryable, {
+    maxAgeMinutes: options.cacheMinutesMax ?? DEFAULT_LIMITS.cacheMinutesMax,
+  });
+  const sweeper = new PostgresSweeper(store.connections, {
+    tasks: [IDEMPOTENCY_SWEEP, ...counters.sweepTasks, ...liveCache.sweepTasks],
+    intervalMs: SWEEP_INTERVAL_MS,
+    ...(options.now ? { now: options.now } : {}),
+    ...(options.onSweep ? { onRound: options.onSweep } : {}),
+  });
+  return { store, where, counters, liveCache, sweeper };
 }

@@ -52,9 +52,25 @@ export class PostgresStore implements StorePort {
       connectionString: options.connectionString,
       max: options.poolMax ?? 10,
       statement_timeout: options.statementTimeoutMs ?? 5000,
+      // A database host that drops packets must not hold a request until the OS gives up on TCP (minutes):
+      // a connection not made within this long fails as "unreachable" (503), like a refused one.
+      connectionTimeoutMillis: options.statementTimeoutMs ?? 5000,
     });
     // An idle connection that dies (the database restarted) must not take the process with it.
     this.pool.on('error', () => undefined);
+  }
+
+  /**
+   * The pool, for what shares the database beside the store (the rate limits' window counters): single
+   * statements through `query`. The store owns the pool and ends it on close.
+   */
+  get queryable(): Pick<pg.Pool, 'query'> {
+    return this.pool;
+  }
+
+  /** The pool's connections, for work that needs one connection for a while (the background sweep). */
+  get connections(): Pick<pg.Pool, 'connect'> {
+    return this.pool;
   }
 
   async transact<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
@@ -65,6 +81,12 @@ export class PostgresStore implements StorePort {
       });
       let committing = false;
       let broken: Error | undefined;
+      // While checked out, a client's connection error is nobody's unless listened for here: pg-pool removes
+      // its idle listener, and an unhandled 'error' event would end the process (a database restart).
+      const onError = (err: Error) => {
+        broken ??= err;
+      };
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const result = await work(new PostgresTx(client));
@@ -82,6 +104,7 @@ export class PostgresStore implements StorePort {
         if (attempt < MAX_ATTEMPTS && code !== undefined && RETRYABLE.has(code)) continue;
         throw err;
       } finally {
+        client.off('error', onError);
         client.release(broken); // a broken connection is dropped from the pool, not reused
       }
     }

@@ -15,25 +15,31 @@ import { IDEMPOTENCY_RETENTION_MS } from '../../core/model.js';
 /** The advisory lock key of the sweep: a constant of this schema (the characters "acsweep" as a number). */
 export const SWEEP_LOCK_KEY = 0x61_63_73_77_65_65_70;
 
+/** How often each instance tries to sweep. */
+export const SWEEP_INTERVAL_MS = 60_000;
+
 /** Rows a task deletes in one statement. */
 export const SWEEP_BATCH = 5_000;
 
 export interface SweepTask {
   /** For the log: what it removes. */
   name: string;
-  /** Deletes up to `batch` expired rows through `db` (one statement, committed by itself); returns how many. */
-  run(db: pg.ClientBase, batch: number): Promise<number>;
+  /**
+   * Deletes up to `batch` rows expired at `now` (the service's clock) through `db` (one statement, committed
+   * by itself); returns how many.
+   */
+  run(db: pg.ClientBase, batch: number, now: Date): Promise<number>;
 }
 
 /** Idempotency records older than the retention (their keys may be used again) and claims whose lease ran out. */
 export const IDEMPOTENCY_SWEEP: SweepTask = {
   name: 'idempotency',
-  run: async (db, batch) => {
+  run: async (db, batch, now) => {
     const { rowCount } = await db.query(
       'DELETE FROM idempotency WHERE (agent_id, key) IN (SELECT agent_id, key FROM idempotency WHERE ' +
-        "(state = 'done' AND created_at < now() - $1::integer * interval '1 millisecond') OR " +
-        "(state = 'running' AND lease_until < now()) LIMIT $2 FOR UPDATE SKIP LOCKED)",
-      [IDEMPOTENCY_RETENTION_MS, batch],
+        "(state = 'done' AND created_at < $3::timestamptz - $1::integer * interval '1 millisecond') OR " +
+        "(state = 'running' AND lease_until < $3::timestamptz) LIMIT $2 FOR UPDATE SKIP LOCKED)",
+      [IDEMPOTENCY_RETENTION_MS, batch, now.toISOString()],
     );
     return rowCount ?? 0;
   },
@@ -43,8 +49,13 @@ export type SweepOutcome = { ran: false } | { ran: true; removed: Record<string,
 
 export interface SweeperOptions {
   tasks: readonly SweepTask[];
-  /** How often each instance tries to sweep. */
+  /** How often each instance tries to sweep; the first round comes one interval after start(). */
   intervalMs: number;
+  /**
+   * The service's clock: what has expired is judged by it, as the claims that treat old records as gone are
+   * (a test's manual clock then sweeps nothing the service still replays).
+   */
+  now?: () => Date;
   /** Told what a round removed, or why it failed (the database out of reach: the next round tries again). */
   onRound?: (outcome: SweepOutcome | { error: unknown }) => void;
 }
@@ -54,7 +65,7 @@ export class PostgresSweeper {
   private round: Promise<unknown> = Promise.resolve();
 
   constructor(
-    private readonly pool: pg.Pool,
+    private readonly pool: Pick<pg.Pool, 'connect'>,
     private readonly options: SweeperOptions,
   ) {}
 
@@ -79,7 +90,13 @@ export class PostgresSweeper {
   /** One round: nothing when another instance holds the sweep lock, else every task until it has no more. */
   async runOnce(): Promise<SweepOutcome> {
     const client = await this.pool.connect();
+    let broken: Error | undefined;
+    const onError = (err: Error) => {
+      broken ??= err; // a connection lost while checked out: the statement under way fails, the process does not
+    };
+    client.on('error', onError);
     let locked = false;
+    const now = this.options.now?.() ?? new Date();
     try {
       const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [
         SWEEP_LOCK_KEY,
@@ -91,7 +108,7 @@ export class PostgresSweeper {
         let total = 0;
         for (;;) {
           // Each batch commits on its own, so that rows are locked only for the length of one statement.
-          const count = await task.run(client, SWEEP_BATCH);
+          const count = await task.run(client, SWEEP_BATCH, now);
           total += count;
           if (count < SWEEP_BATCH) break;
         }
@@ -100,9 +117,14 @@ export class PostgresSweeper {
       return { ran: true, removed };
     } finally {
       // A session lock: released here, or by the database if this connection dies first.
-      if (locked)
-        await client.query('SELECT pg_advisory_unlock($1)', [SWEEP_LOCK_KEY]).catch(() => undefined);
-      client.release();
+      if (locked && !broken) {
+        await client.query('SELECT pg_advisory_unlock($1)', [SWEEP_LOCK_KEY]).catch((err: Error) => {
+          broken ??= err;
+        });
+      }
+      client.off('error', onError);
+      // A connection that failed is dropped from the pool (and with it the lock, if the unlock failed).
+      client.release(broken);
     }
   }
 }

@@ -69,6 +69,10 @@ describe('the background sweep', () => {
       { key: 'running-expired', running: { leaseInMs: -1_000 } },
       { key: 'running-live', running: { leaseInMs: 60_000 } },
     ]);
+    // Judged by the service's clock: two days back, nothing has expired yet.
+    const past = () => new Date(Date.now() - 2 * IDEMPOTENCY_RETENTION_MS);
+    const early = new PostgresSweeper(db, { tasks: [IDEMPOTENCY_SWEEP], intervalMs: 60_000, now: past });
+    expect(await early.runOnce()).toEqual({ ran: true, removed: { idempotency: 0 } });
     const sweeper = new PostgresSweeper(db, { tasks: [IDEMPOTENCY_SWEEP], intervalMs: 60_000 });
     expect(await sweeper.runOnce()).toEqual({ ran: true, removed: { idempotency: 2 } });
     expect(await keys(db)).toEqual(['done-recent', 'running-live']);
