@@ -1,7 +1,9 @@
 /**
- * Pre-fills a fresh DATA_DIR by writing the store's snapshot file directly (N memories over A agents, each
- * agent with a large balance), in the format `src/store/store-state.ts` reads. Going through the API would
- * take far too long at 100,000 memories.
+ * The benchmark's prefill: N memories over A agents, each agent with a large balance, generated once
+ * (`generatePrefill`) and then written to a fresh DATA_DIR as the JSON store's snapshot file
+ * (`writeSnapshot`, in the format `src/store/store-state.ts` reads) or into a PostgreSQL database
+ * (`writePostgres` in prefill-postgres.ts), so that both stores hold the same agents, accounts, ledger and
+ * memories. Going through the API would take far too long at 100,000 memories.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
@@ -52,11 +54,17 @@ export function memoryKeyOf(index: number): string {
   return `note.${index}`;
 }
 
-export async function prefillStore(
-  dataDir: string,
-  memories: number,
-  agentCount: number,
-): Promise<Prefilled> {
+/** What the prefill writes, in agent order: each agent's account, its two credit entries and its memories. */
+export interface PrefillData {
+  agents: BenchAgent[];
+  accounts: Account[];
+  ledger: LedgerEntry[];
+  memories: Memory[];
+  /** Milliseconds the generation took. */
+  ms: number;
+}
+
+export function generatePrefill(memories: number, agentCount: number): PrefillData {
   const started = performance.now();
   const base = Date.now() - 86_400_000; // a day ago
   const iso = (offsetMs: number) => new Date(base + offsetMs).toISOString();
@@ -115,14 +123,39 @@ export async function prefillStore(
     }
     agents.push({ id, key, memoryKeys });
   }
-  const snapshot: SnapshotFile = { format: 'agent-context/1', accounts, memories: memoryRecords, ledger };
+  return { agents, accounts, ledger, memories: memoryRecords, ms: performance.now() - started };
+}
+
+/** Writes `data` as the JSON store's snapshot file in `dataDir`. */
+export async function writeSnapshot(
+  dataDir: string,
+  data: PrefillData,
+): Promise<{ fileBytes: number; ms: number }> {
+  const started = performance.now();
+  const snapshot: SnapshotFile = {
+    format: 'agent-context/1',
+    accounts: data.accounts,
+    memories: data.memories,
+    ledger: data.ledger,
+  };
   // Compact, as the store itself writes it.
   const text = JSON.stringify(snapshot);
   await writeFile(path.join(dataDir, STORE_FILE), text, 'utf8');
+  return { fileBytes: Buffer.byteLength(text), ms: performance.now() - started };
+}
+
+/** Generates and writes a JSON store's snapshot; `ms` counts both. */
+export async function prefillStore(
+  dataDir: string,
+  memories: number,
+  agentCount: number,
+): Promise<Prefilled> {
+  const data = generatePrefill(memories, agentCount);
+  const written = await writeSnapshot(dataDir, data);
   return {
-    agents,
-    memories: memoryRecords.length,
-    fileBytes: Buffer.byteLength(text),
-    ms: performance.now() - started,
+    agents: data.agents,
+    memories: data.memories.length,
+    fileBytes: written.fileBytes,
+    ms: data.ms + written.ms,
   };
 }

@@ -27,12 +27,55 @@ export interface StartupResult {
   firstErrorLog?: string;
 }
 
+/** The scenarios on PostgreSQL (issue 13), measured at the largest size right after the JSON store's. */
+export const PG_SCENARIOS = {
+  retrieve: 'memory_retrieve (PostgreSQL)',
+  cached: 'data (cached) (PostgreSQL)',
+  store: 'memory_store (PostgreSQL)',
+  /** Both instances at once, half the connections each: ops/s summed, latencies the larger of the two. */
+  cachedTwo: 'data (cached) (PostgreSQL, 2 instances)',
+} as const;
+
+export interface PostgresInstanceResult {
+  readyMs: number;
+  rssReadyMb: number;
+  shutdownMs?: number;
+  exitCode?: number | null;
+  errorLogLines?: number;
+  firstErrorLog?: string;
+}
+
+/** How the PostgreSQL rows were set up (bench/postgres-instances.ts). */
+export interface PostgresSetup {
+  memories: number;
+  /** The server's version (SHOW server_version). */
+  version: string;
+  /** The durability settings of the cluster. */
+  durability: string;
+  /** initdb, start and CREATE DATABASE. */
+  clusterMs: number;
+  prefill: {
+    method: string;
+    migrateMs: number;
+    writeMs: number;
+    settleMs: number;
+    rows: { accounts: number; ledger: number; memories: number };
+  };
+  /** AC_INSTANCES of every instance. */
+  acInstances: number;
+  instances: PostgresInstanceResult[];
+  /** Whether one priming fetch served every instance (the cache shared on the database) or each was primed. */
+  weatherCache: 'shared' | 'per instance';
+  upstreamRequestsToPrime?: number;
+}
+
 export interface Ratio {
   name: string;
   value: number;
   unit: 'ratio' | 'ops/s' | 'ms' | 'MB';
   goal: string;
-  met: boolean;
+  /** null: shown for information, with no goal. */
+  met: boolean | null;
   /** How it was computed, e.g. "memory_store @100,000 ÷ bare POST". */
   from: string;
 }
@@ -54,10 +97,14 @@ export interface BenchResults {
     peerEntities: number;
     searchLimit: number;
     serverLogLevel: string;
+    /** Whether the PostgreSQL rows were measured (BENCH_POSTGRES, on unless "off"). */
+    postgres: boolean;
   };
   http: HttpResult[];
   mcp: McpResult[];
   startup: StartupResult[];
+  /** The PostgreSQL setup at the largest size, when measured. */
+  postgres?: PostgresSetup;
   peerBuildMs: number;
   ratios: Ratio[];
   problems: string[];
@@ -127,6 +174,74 @@ function ratioFrom(pairs: ReturnType<typeof perRound>['pairs'], unit: string): s
 
 /** Issue 12: p99 at 50 connections for memory_store, memory_retrieve and cached data. */
 const P99_GOAL_MS = 25;
+/** Issue 13: one instance on PostgreSQL against the JSON store, and two instances against one. */
+const PG_VS_JSON_GOAL = 0.5;
+const PG_TWO_VS_ONE_GOAL = 1.3;
+
+/** Issue 13's ratios: each PostgreSQL scenario ÷ the JSON store's, two instances ÷ one, and their p99s. */
+function postgresRatios(http: readonly HttpResult[], largest: number): Ratio[] {
+  const ratios: Ratio[] = [];
+  const at = `@${formatNumber(largest)}`;
+  const p99s = (scenario: string) =>
+    roundsOf(http, scenario, largest)
+      .map((r) => formatMs(r.p99))
+      .join(', ');
+  const p99Ratio = (scenario: string, name: string, compared: string, note: string): Ratio | undefined => {
+    const rounds = roundsOf(http, scenario, largest);
+    if (rounds.length === 0) return undefined;
+    return {
+      name: `${name} p99`,
+      value: median(rounds.map((r) => r.p99)),
+      unit: 'ms',
+      goal: '— (shown)',
+      met: null,
+      from: `median of ${rounds.length} rounds (${p99s(scenario)} ms; ${compared} ${p99s(compared)} ms); ${note}`,
+    };
+  };
+  const pairs = [
+    { scenario: PG_SCENARIOS.store, json: 'memory_store', name: 'memory_store' },
+    { scenario: PG_SCENARIOS.retrieve, json: 'memory_retrieve', name: 'memory_retrieve' },
+    { scenario: PG_SCENARIOS.cached, json: 'data (cached)', name: 'cached data' },
+  ];
+  for (const pair of pairs) {
+    const { pairs: rounds, median: value } = perRound(http, pair.scenario, pair.json, largest);
+    if (rounds.length === 0) continue;
+    ratios.push({
+      name: `${pair.name} on PostgreSQL${at} ÷ JSON store`,
+      value,
+      unit: 'ratio',
+      goal: `≥ ${PG_VS_JSON_GOAL.toFixed(2)}`,
+      met: value >= PG_VS_JSON_GOAL,
+      from: ratioFrom(rounds, `${pair.scenario} ÷ ${pair.json}`),
+    });
+    const p99 = p99Ratio(pair.scenario, `${pair.name} on PostgreSQL${at}`, pair.json, 'autocannon, 2xx only');
+    if (p99) ratios.push(p99);
+  }
+  const two = perRound(http, PG_SCENARIOS.cachedTwo, PG_SCENARIOS.cached, largest);
+  if (two.pairs.length) {
+    const split = roundsOf(http, PG_SCENARIOS.cachedTwo, largest)
+      .map((r) => (r.instances ?? []).map((i) => formatNumber(i.opsPerSec)).join(' + '))
+      .join('; ');
+    ratios.push({
+      name: `cached data on PostgreSQL${at}, 2 instances ÷ 1`,
+      value: two.median,
+      unit: 'ratio',
+      goal: `≥ ${PG_TWO_VS_ONE_GOAL.toFixed(2)}`,
+      met: two.median >= PG_TWO_VS_ONE_GOAL,
+      from:
+        `${ratioFrom(two.pairs, `${PG_SCENARIOS.cachedTwo} ÷ ${PG_SCENARIOS.cached}`)}; two instances' ops/s ` +
+        `summed (by instance: ${split}), half the connections each`,
+    });
+    const p99 = p99Ratio(
+      PG_SCENARIOS.cachedTwo,
+      `cached data on PostgreSQL${at}, 2 instances`,
+      PG_SCENARIOS.cached,
+      'each round the larger of the two instances’ p99; autocannon, 2xx only',
+    );
+    if (p99) ratios.push(p99);
+  }
+  return ratios;
+}
 
 export function computeRatios(
   http: readonly HttpResult[],
@@ -182,6 +297,7 @@ export function computeRatios(
           .join(', ')} ms); autocannon, 2xx only`,
     });
   }
+  ratios.push(...postgresRatios(http, largest));
   const mcpStores = mcp.filter((r) => r.scenario === 'MCP stdio memory_store');
   const mcpStore = median(mcpStores.map((r) => r.opsPerSec));
   const peerCreate = mcp.find((r) => r.scenario === 'server-memory create_entities');
@@ -235,7 +351,7 @@ export function computeRatios(
 export function renderMarkdown(results: BenchResults): string {
   const lines: string[] = [];
   const s = results.settings;
-  lines.push('## agent-context benchmark (issues 5 and 12)', '');
+  lines.push('## agent-context benchmark (issues 5, 12 and 13)', '');
   lines.push(`- Command: \`${results.command}\``);
   lines.push(`- Date: ${results.date}; total ${Math.round(results.totalSeconds)} s`);
   lines.push(
@@ -264,6 +380,34 @@ export function renderMarkdown(results: BenchResults): string {
       `agent-context on a fresh store of ${formatNumber(s.mcpMemories)} memories; server-memory with its graph built ` +
       `to ${formatNumber(s.peerEntities)} entities (${formatNumber(results.peerBuildMs)} ms in batches of 500).`,
   );
+  const pgSetup = results.postgres;
+  if (pgSetup) {
+    const p = pgSetup.prefill;
+    lines.push(
+      `- PostgreSQL ${pgSetup.version}, at ${formatNumber(pgSetup.memories)} memories: a throwaway cluster on ` +
+        `this machine (sharing its cores), ${pgSetup.durability}: a commit is on disk when acknowledged, as the ` +
+        `JSON store's fdatasync makes it. Prefilled with the JSON store's data through ${p.method}: ` +
+        `${formatNumber(p.writeMs)} ms (migrate ${formatNumber(p.migrateMs)} ms; then VACUUM ANALYZE and ` +
+        `CHECKPOINT ${formatNumber(p.settleMs)} ms). ${pgSetup.instances.length} instances of agent-context ` +
+        `serve on that database (AC_INSTANCES=${pgSetup.acInstances}, default pool), started once and ` +
+        `idle when not loaded; the one-instance rows load the first. Before the rounds, each instance gets ` +
+        `one unrecorded memory_retrieve load (a fresh instance measured at about half its speed for its first ` +
+        `seconds of load). In each round, right after the JSON ` +
+        `store's scenarios at that size: ${PG_SCENARIOS.retrieve}, ${PG_SCENARIOS.cached}, ` +
+        `${PG_SCENARIOS.store}, then ${PG_SCENARIOS.cachedTwo}: one autocannon load per instance at once, ` +
+        `half the connections each, ops/s summed, p50 and p99 the larger of the two. Weather cache primed ` +
+        `${pgSetup.weatherCache === 'shared' ? 'once, through the first instance (the cache is shared on the database)' : 'on each instance (no shared cache)'}.`,
+    );
+    lines.push(
+      `- PostgreSQL instances: ${pgSetup.instances
+        .map(
+          (i, n) =>
+            `#${n + 1} ready in ${formatNumber(i.readyMs)} ms, RSS ${i.rssReadyMb.toFixed(0)} MB, shutdown ` +
+            `${formatNumber(i.shutdownMs ?? Number.NaN)} ms (exit ${i.exitCode}), ${i.errorLogLines ?? '?'} error log lines`,
+        )
+        .join('; ')}`,
+    );
+  }
   lines.push('');
   lines.push(
     `Each row: the median over ${s.rounds} rounds of ops/s, p50 and p99 (the rounds' figures after it), and the ` +
@@ -273,6 +417,10 @@ export function renderMarkdown(results: BenchResults): string {
   );
   lines.push('| scenario | size | ops/s | p50 ms | p99 ms | requests | non-2xx / errors | ops/s by round |');
   lines.push('|---|---|---:|---:|---:|---:|---:|---|');
+  // A load over several instances shows each instance's share after its sum.
+  const byRound = (x: HttpResult) =>
+    formatNumber(x.opsPerSec) +
+    (x.instances ? ` (${x.instances.map((i) => formatNumber(i.opsPerSec)).join(' + ')})` : '');
   const groups = new Map<string, HttpResult[]>();
   for (const r of results.http) {
     const key = `${r.scenario}|${r.memories ?? ''}|${r.ceilingFor ?? ''}`;
@@ -303,7 +451,7 @@ export function renderMarkdown(results: BenchResults): string {
       `| ${r.scenario} | ${size} | ${formatNumber(median(rs.map((x) => x.opsPerSec)))} | ` +
         `${formatMs(median(rs.map((x) => x.p50)))} | ${formatMs(median(rs.map((x) => x.p99)))} | ` +
         `${formatNumber(rs.reduce((n, x) => n + x.requests, 0))} | ${detail} | ` +
-        `${rs.map((x) => formatNumber(x.opsPerSec)).join(', ')} |`,
+        `${rs.map(byRound).join(', ')} |`,
     );
   }
   lines.push('');
@@ -338,11 +486,11 @@ export function renderMarkdown(results: BenchResults): string {
     );
   }
   lines.push('');
-  lines.push('| target (issues 5, 12) | measured | goal | met | from |');
+  lines.push('| target (issues 5, 12, 13) | measured | goal | met | from |');
   lines.push('|---|---:|---|---|---|');
   for (const ratio of results.ratios) {
     lines.push(
-      `| ${ratio.name} | ${formatRatio(ratio)} | ${ratio.goal} | ${ratio.met ? 'yes' : '**no**'} | ${ratio.from} |`,
+      `| ${ratio.name} | ${formatRatio(ratio)} | ${ratio.goal} | ${ratio.met === null ? '—' : ratio.met ? 'yes' : '**no**'} | ${ratio.from} |`,
     );
   }
   lines.push('');

@@ -15,10 +15,13 @@
  *   BENCH_MCP_MEMORIES (10000)      store size for the MCP stdio scenario
  *   BENCH_PEER_ENTITIES (10000)     server-memory graph size
  *   BENCH_SETTLE_SECONDS (30)       idle seconds after the load before RSS is read again
+ *   BENCH_POSTGRES (on)             "off": no PostgreSQL rows. On: at the largest size, a throwaway
+ *                                   PostgreSQL 15 (fsync on) with the same data and two instances on it,
+ *                                   measured in each round right after the JSON store (postgres-instances.ts)
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, release, totalmem, type } from 'node:os';
 import path from 'node:path';
 import { startFakeOpenMeteo } from './fake-upstream.js';
@@ -29,6 +32,7 @@ import {
   type HttpResult,
   type LoadSettings,
   load,
+  loadParallel,
   memoryRetrieveRequests,
   memorySearchRequests,
   memoryStoreRequests,
@@ -38,6 +42,7 @@ import {
 import {
   cleanupAll,
   defer,
+  errorLogLines,
   LISTENING,
   makeTempDir,
   minimalEnv,
@@ -48,18 +53,23 @@ import {
   spawnWithLog,
 } from './lifecycle.js';
 import { benchAgentContextStdio, type McpResult } from './mcp-stdio.js';
-import { prefillStore } from './prefill.js';
+import { type PostgresBench, startPostgresBench } from './postgres-instances.js';
+import { generatePrefill, prefillStore, writeSnapshot } from './prefill.js';
 import {
   type BenchResults,
   computeRatios,
   formatNumber,
   type Machine,
+  PG_SCENARIOS,
+  type PostgresSetup,
   renderMarkdown,
   type StartupResult,
 } from './report.js';
 import { benchServerMemory } from './server-memory.js';
 
 const SERVER_LOG_LEVEL = 'info';
+/** The least length of the unrecorded load each PostgreSQL instance gets before the rounds. */
+const PG_WARMUP_MIN_SECONDS = 5;
 
 function envNumber(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
@@ -136,19 +146,6 @@ function commandLine(): string {
   return [...vars, 'npm run bench'].join(' ');
 }
 
-async function errorLogLines(file: string): Promise<{ count: number; first?: string }> {
-  const text = await readFile(file, 'utf8').catch(() => '');
-  let count = 0;
-  let first: string | undefined;
-  for (const line of text.split('\n')) {
-    if (/"level":(50|60)\b/.test(line)) {
-      count++;
-      first ??= line.slice(0, 400);
-    }
-  }
-  return { count, ...(first === undefined ? {} : { first }) };
-}
-
 async function main(): Promise<void> {
   const startedAt = performance.now();
   const rounds = envNumber('BENCH_ROUNDS', 3, 1);
@@ -164,6 +161,7 @@ async function main(): Promise<void> {
   const peerEntities = envNumber('BENCH_PEER_ENTITIES', 10_000, 1);
   const sizes = envSizes();
   const largest = Math.max(...sizes);
+  const postgresOn = (process.env.BENCH_POSTGRES ?? 'on') !== 'off';
   const settings: LoadSettings = { seconds, warmupSeconds, connections };
   const cli = path.join(ROOT, 'dist', 'cli.js');
   if (!existsSync(cli)) throw new Error(`${cli} is missing: run "npm run build" first (npm run bench does).`);
@@ -172,6 +170,7 @@ async function main(): Promise<void> {
   const mcp: McpResult[] = [];
   const startup: StartupResult[] = [];
   const problems: string[] = [];
+  let postgresSetup: PostgresSetup | undefined;
   const note = (result: HttpResult) => {
     http.push(result);
     progress(
@@ -208,7 +207,10 @@ async function main(): Promise<void> {
     const { dir, remove } = await makeTempDir(`rest-${size}`);
     const dataDir = path.join(dir, 'data');
     await mkdir(dataDir);
-    const prefill = await prefillStore(dataDir, size, agents);
+    // Generated once: the JSON store's snapshot and, at the largest size, the PostgreSQL database get the same.
+    const data = generatePrefill(size, agents);
+    const written = await writeSnapshot(dataDir, data);
+    const prefill = { agents: data.agents, fileBytes: written.fileBytes, ms: data.ms + written.ms };
     progress(`  prefilled ${(prefill.fileBytes / 1e6).toFixed(1)} MB in ${formatNumber(prefill.ms)} ms`);
     const server = spawnBenchServer({
       name: 'agent-context serve',
@@ -224,6 +226,35 @@ async function main(): Promise<void> {
     progress(`  ready in ${formatNumber(readyMs)} ms at ${url}, RSS ${atReady?.rssMb.toFixed(0)} MB`);
 
     await primeWeatherCache(url, prefill.agents[0] as (typeof prefill.agents)[number]);
+
+    // PostgreSQL (issue 13), started once the JSON store's server is up and its start measured.
+    let pg: PostgresBench | undefined;
+    if (postgresOn && size === largest) {
+      pg = await startPostgresBench({ data, upstream, logLevel: SERVER_LOG_LEVEL, progress });
+      postgresSetup = pg.setup;
+      // A fresh instance on PostgreSQL measured slow for its first seconds of load: its first memory_retrieve
+      // load at about half the next one, also when the other instance had just read the same data (so not
+      // the database's buffers; likely the new pool's backends and code not yet optimised). So each instance
+      // gets one unrecorded memory_retrieve load first. The JSON store's rows keep the conditions of the
+      // earlier runs (no such load).
+      for (const instance of pg.urls) {
+        const warmSeconds = Math.max(seconds, PG_WARMUP_MIN_SECONDS);
+        progress(`  warming ${instance} up: ${warmSeconds} s of memory_retrieve, not recorded`);
+        const warm = await load(
+          'warm-up (PostgreSQL)',
+          instance,
+          memoryRetrieveRequests(prefill.agents),
+          { ...settings, seconds: warmSeconds },
+          { memories: size, round: 0 },
+        );
+        if (warm.non2xx || warm.errors)
+          problems.push(
+            `warm-up of ${instance}: ${warm.non2xx} non-2xx (${JSON.stringify(warm.statusCodes)}), ${warm.errors} errors`,
+          );
+      }
+    }
+    let afterLoad: Awaited<ReturnType<typeof residentMemory>>;
+    let loadEnded = performance.now();
     for (let round = 1; round <= rounds; round++) {
       progress(`  round ${round} of ${rounds}: the ceilings (bare Express 5), then agent-context`);
       note(
@@ -245,11 +276,29 @@ async function main(): Promise<void> {
       note(await load('memory_search', url, memorySearchRequests(prefill.agents), settings, tags));
       note(await load('data (cached)', url, cachedDataRequests(prefill.agents), settings, tags));
       note(await load('memory_store', url, memoryStoreRequests(prefill.agents), settings, tags));
+      // The JSON store's server right after its own load, before the PostgreSQL scenarios leave it idle.
+      if (round === rounds) {
+        afterLoad = await residentMemory(pid);
+        loadEnded = performance.now();
+      }
+      if (pg) {
+        const [first, ...others] = pg.urls as [string, ...string[]];
+        note(
+          await load(PG_SCENARIOS.retrieve, first, memoryRetrieveRequests(prefill.agents), settings, tags),
+        );
+        note(await load(PG_SCENARIOS.cached, first, cachedDataRequests(prefill.agents), settings, tags));
+        note(await load(PG_SCENARIOS.store, first, memoryStoreRequests(prefill.agents), settings, tags));
+        const targets = [first, ...others].map((target) => ({
+          url: target,
+          requests: cachedDataRequests(prefill.agents),
+        }));
+        note(await loadParallel(PG_SCENARIOS.cachedTwo, targets, settings, tags));
+      }
     }
 
-    const afterLoad = await residentMemory(pid);
     progress(`  RSS ${afterLoad?.rssMb.toFixed(0)} MB after the load; idle ${settleSeconds} s`);
-    await sleep(settleSeconds * 1000);
+    // Counted from the server's own last load (the PostgreSQL scenarios after it are idle time for it).
+    await sleep(Math.max(0, settleSeconds * 1000 - (performance.now() - loadEnded)));
     const settled = await residentMemory(pid);
     const stopping = performance.now();
     const exitCode = await server.stop();
@@ -261,6 +310,17 @@ async function main(): Promise<void> {
       );
     if (exitCode !== 0)
       problems.push(`server @${formatNumber(size)} exited with code ${exitCode} after SIGTERM.`);
+    if (pg) {
+      await pg.stop();
+      for (const [i, instance] of pg.setup.instances.entries()) {
+        if (instance.errorLogLines)
+          problems.push(
+            `PostgreSQL instance ${i + 1} logged ${instance.errorLogLines} error lines; first: ${instance.firstErrorLog}`,
+          );
+        if (instance.exitCode !== 0)
+          problems.push(`PostgreSQL instance ${i + 1} exited with code ${instance.exitCode} after SIGTERM.`);
+      }
+    }
     startup.push({
       memories: size,
       snapshotMb: prefill.fileBytes / 1e6,
@@ -344,6 +404,7 @@ async function main(): Promise<void> {
       '@modelcontextprotocol/sdk': versionOf('@modelcontextprotocol/sdk'),
       '@modelcontextprotocol/server-memory': versionOf('@modelcontextprotocol/server-memory'),
       lowdb: versionOf('lowdb'),
+      ...(postgresSetup ? { pg: versionOf('pg'), postgresql: postgresSetup.version } : {}),
     },
     git: gitInfo(),
     settings: {
@@ -357,10 +418,12 @@ async function main(): Promise<void> {
       peerEntities,
       searchLimit: SEARCH_LIMIT,
       serverLogLevel: SERVER_LOG_LEVEL,
+      postgres: postgresOn,
     },
     http,
     mcp,
     startup,
+    ...(postgresSetup ? { postgres: postgresSetup } : {}),
     peerBuildMs,
     ratios: computeRatios(http, mcp, startup, largest),
     problems,
