@@ -74,6 +74,12 @@ export async function request(base: string, method: string, pathname: string, op
   return { status: res.status, headers: res.headers, body: parsed as any, text };
 }
 
+/**
+ * Whether this run's servers are on PostgreSQL (AC_TEST_STORE=postgres), where /mcp is stateless: no
+ * sessions, so "initialize first" and session checks do not apply.
+ */
+export const ON_POSTGRES = process.env.AC_TEST_STORE === 'postgres';
+
 /** For AC_TEST_STORE=postgres: the database standing in for each DATA_DIR. */
 const databaseOfDataDir = new Map<string, string>();
 
@@ -82,7 +88,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   // AC_TEST_STORE=postgres runs a suite's servers on PostgreSQL, each on a fresh database of its own (the
   // same one again when a test restarts a server on its DATA_DIR).
   let onPostgres = {};
-  if (process.env.AC_TEST_STORE === 'postgres') {
+  if (ON_POSTGRES) {
     let url = databaseOfDataDir.get(dataDir);
     if (url === undefined) {
       url = (await testDatabase({ label: 'server' })).url;

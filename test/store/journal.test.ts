@@ -252,7 +252,6 @@ describe('journal', () => {
     let n = 0;
     while (n < 100 && !atSnapshotWrite) await credit(store, ++n);
     expect(n).toBeLessThan(100); // the log was cut
-    const cutAt = n;
     // The snapshot is held back: commits are still acknowledged, into the new journal.
     for (let more = 0; more < 5; more++) await credit(store, ++n);
     const names = await readdir(dir);
