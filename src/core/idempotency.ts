@@ -14,7 +14,7 @@ import type { Clock } from './clock.js';
 import { AppError } from './errors.js';
 import type { Recorder } from './ledger.js';
 import { IDEMPOTENCY_RETENTION_MS, type JsonObject } from './model.js';
-import type { StorePort } from './store-port.js';
+import type { StorePort, StoreTx } from './store-port.js';
 
 export const IDEMPOTENCY_KEY_MAX_CHARS = 255;
 
@@ -105,19 +105,22 @@ export function createIdempotency(store: StorePort, clock: Clock) {
     if (claim.state === 'running')
       throw claim.fingerprint === fingerprint ? stillRunning() : reused(operation);
     try {
-      const record: Recorder = (tx, body) =>
-        tx.putIdempotency(
-          {
-            agentId,
-            key,
-            fingerprint,
-            operation,
-            status: 200,
-            body,
-            createdAt: clock.now().toISOString(),
-          },
-          claim.token,
-        );
+      const record: Recorder = Object.assign(
+        (tx: StoreTx, body: JsonObject) =>
+          tx.putIdempotency(
+            {
+              agentId,
+              key,
+              fingerprint,
+              operation,
+              status: 200,
+              body,
+              createdAt: clock.now().toISOString(),
+            },
+            claim.token,
+          ),
+        { idempotencyKey: key },
+      );
       return { status: 200, body: await call(record), replayed: false };
     } finally {
       await store.releaseIdempotency(agentId, key, claim.token);

@@ -29,8 +29,14 @@ export interface Charge {
   ref?: LedgerRef;
 }
 
-/** Writes a successful response in the transaction that charged for it (see idempotency.ts). */
-export type Recorder = (tx: StoreTx, body: JsonObject) => Promise<void>;
+/**
+ * Writes a successful response in the transaction that charged for it (see idempotency.ts); the charge's
+ * ledger entry names the request's idempotency key.
+ */
+export interface Recorder {
+  (tx: StoreTx, body: JsonObject): Promise<void>;
+  readonly idempotencyKey: string;
+}
 
 /** A charged operation's price and ledger name, as its table entry declares them. */
 export interface Price {
@@ -152,10 +158,14 @@ export function createLedger(
    * plan the entry records the cost with an amount of 0: the balance is untouched and still equals the sum
    * of the amounts, and the cost stays visible.
    */
-  async function debit(tx: StoreTx, account: Account, charge: Charge): Promise<Account> {
+  async function debit(tx: StoreTx, account: Account, charge: Charge, record?: Recorder): Promise<Account> {
     if (charge.cents === 0) return account;
     await assertCanSpend(tx, account, charge.cents);
-    const cost = { ...charge.ref, costCents: charge.cents };
+    const cost = {
+      ...charge.ref,
+      ...(record ? { idempotencyKey: record.idempotencyKey } : {}),
+      costCents: charge.cents,
+    };
     if (isUnlimited(account))
       return appendEntry(tx, account, 0, charge.operation, { ...cost, plan: account.plan });
     return appendEntry(tx, account, -charge.cents, charge.operation, cost);
@@ -182,7 +192,7 @@ export function createLedger(
       const account = await loadAccount(tx, agentId);
       await assertCanSpend(tx, account, charge.cents);
       const result = await work(tx, account);
-      const response = present(result, await debit(tx, account, charge));
+      const response = present(result, await debit(tx, account, charge, record));
       if (record) await record(tx, response);
       return response;
     });

@@ -121,7 +121,7 @@ export function createLiveData(
     }
     return store.transact(async (tx) => {
       const charge = { cents: served.cost, operation: price.operation, ref };
-      const account = await ledger.debit(tx, await loadAccount(tx, agentId), charge);
+      const account = await ledger.debit(tx, await loadAccount(tx, agentId), charge, record);
       const response = view(result, served, account.balanceCents);
       if (record) await record(tx, response);
       return response;
@@ -166,7 +166,7 @@ export function createLiveData(
       const result: CachedLiveResult = { ...fresh, fetchedAt: clock.now().toISOString() };
       const charge = { cents: price, operation: declared.operation, ref };
       const response = await store.transact(async (tx) => {
-        const account = await ledger.debit(tx, await loadAccount(tx, agentId), charge);
+        const account = await ledger.debit(tx, await loadAccount(tx, agentId), charge, record);
         const body = view(result, { fromCache: false, cost: price }, account.balanceCents);
         if (record) await record(tx, body);
         return body;

@@ -105,6 +105,8 @@ export interface LedgerEntry {
   memoryKey?: string;
   queryType?: QueryType;
   query?: string;
+  /** The Idempotency-Key of the request that was charged, when it had one: an audit finds at most one per key. */
+  idempotencyKey?: string;
 }
 
 /** What a ledger entry charged the agent for (0 for credits and plan changes). */

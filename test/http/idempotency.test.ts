@@ -52,6 +52,13 @@ describe('Idempotency-Key', () => {
     expect(await balance(key)).toBe(49);
     expect(await ledgerSum(server, key)).toBe(49);
     expect(await operations(key)).toEqual(['memory_store', 'starter_credit']);
+    // The debit names the request's key, for audits (one debit per key at most).
+    const agentId = (await server.running.service.core.accounts.authenticate(key)).id;
+    const entries = await server.running.service.store.read((r) => r.listLedger(agentId, 10));
+    expect(entries.map((e) => [e.operation, e.idempotencyKey])).toEqual([
+      ['memory_store', 'req-1'],
+      ['starter_credit', undefined],
+    ]);
   });
 
   it('the key ignores field order and defaults: the same request written differently replays', async () => {

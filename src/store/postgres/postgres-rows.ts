@@ -53,6 +53,7 @@ export function toLedgerEntry(row: Row): LedgerEntry {
     ...(row.memory_key === null ? {} : { memoryKey: String(row.memory_key) }),
     ...(row.query_type === null ? {} : { queryType: row.query_type as LedgerEntry['queryType'] }),
     ...(row.query === null ? {} : { query: String(row.query) }),
+    ...(row.idempotency_key === null ? {} : { idempotencyKey: String(row.idempotency_key) }),
   };
 }
 
@@ -83,4 +84,4 @@ export function toIdempotencyRecord(row: Row): IdempotencyRecord {
 export const ACCOUNT_COLUMNS = 'id, email, name, plan, key_hash, balance_cents, created_at';
 export const MEMORY_COLUMNS = 'agent_id, key, value, type, metadata, created_at, updated_at';
 export const LEDGER_COLUMNS =
-  'agent_id, id, at, operation, amount_cents, balance_after_cents, cost_cents, plan, memory_key, query_type, query';
+  'agent_id, id, at, operation, amount_cents, balance_after_cents, cost_cents, plan, memory_key, query_type, query, idempotency_key';

@@ -133,7 +133,7 @@ export class PostgresTx extends PostgresReader implements StoreTx {
     );
     if (!rows[0]) throw new Error(`appendLedger: no account ${entry.agentId}`);
     await this.db.query(
-      `INSERT INTO ledger (${LEDGER_COLUMNS}, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+      `INSERT INTO ledger (${LEDGER_COLUMNS}, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
       [
         entry.agentId,
         entry.id,
@@ -146,6 +146,7 @@ export class PostgresTx extends PostgresReader implements StoreTx {
         entry.memoryKey ?? null,
         entry.queryType ?? null,
         entry.query ?? null,
+        entry.idempotencyKey ?? null,
         rows[0].ledger_seq,
       ],
     );

@@ -564,6 +564,9 @@ describe('three instances on one PostgreSQL, under load, an instance killed and 
           'GROUP BY agent_id, idempotency_key HAVING count(*) > 1',
       );
       for (const r of twice.rows) violate(`idempotency key ${r.idempotency_key} has ${r.n} ledger entries`);
+      // Not vacuous: keyed requests were charged, and their debits carry the key.
+      const keyed = await db.query('SELECT count(*)::int AS n FROM ledger WHERE idempotency_key IS NOT NULL');
+      if (keyed.rows[0].n === 0) violate('no ledger entry carries an idempotency key');
     } finally {
       await db.end();
     }

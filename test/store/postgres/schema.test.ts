@@ -31,6 +31,7 @@ const LEDGER_COLUMNS: Record<keyof LedgerEntry, string> = {
   memoryKey: 'memory_key',
   queryType: 'query_type',
   query: 'query',
+  idempotencyKey: 'idempotency_key',
 };
 const MEMORY_COLUMNS: Record<keyof Memory, string> = {
   agentId: 'agent_id',
@@ -103,7 +104,7 @@ describe('the PostgreSQL schema (0001_initial.sql)', () => {
     const expectColumns = (table: string, mapping: Record<string, string>, more: string[]) =>
       expect(columns(table).sort()).toEqual([...Object.values(mapping), ...more].sort());
     expectColumns('accounts', ACCOUNT_COLUMNS, ['ledger_seq', 'spent_day', 'spent_day_cents']);
-    expectColumns('ledger', LEDGER_COLUMNS, ['seq', 'idempotency_key']);
+    expectColumns('ledger', LEDGER_COLUMNS, ['seq']);
     expectColumns('memories', MEMORY_COLUMNS, ['update_seq']);
     expectColumns('idempotency', IDEMPOTENCY_COLUMNS, ['state', 'claim_token', 'lease_until']);
     expect(columns('live_cache').sort()).toEqual(['fetched_at', 'key', 'value']);
