@@ -58,6 +58,9 @@ function fromExpressError(err: unknown): AppError | undefined {
   return undefined;
 }
 
+/** Seconds a client is told to wait before retrying a request the store could not take. */
+const UNAVAILABLE_RETRY_S = 5;
+
 /** Any error raised while handling a request, as the AppError the client is told about. */
 export function httpError(err: unknown): AppError {
   return fromExpressError(err) ?? toAppError(err);
@@ -67,6 +70,9 @@ export function sendError(res: Response, error: AppError): void {
   if (error.code === 'method_not_allowed' && typeof error.details.allow === 'string') {
     res.set('Allow', error.details.allow);
   }
+  // The store out of reach (a database restarting): worth retrying shortly, as readiness says too.
+  if (error.code === 'unavailable' && !res.get('Retry-After'))
+    res.set('Retry-After', String(UNAVAILABLE_RETRY_S));
   res.status(httpStatusOf(error)).json(error.toBody());
 }
 

@@ -189,6 +189,7 @@ describe('PostgreSQL store out of reach', () => {
       const refused = await store('during');
       expect(refused?.status).toBe(503);
       expect(refused?.body).toMatchObject({ code: 'unavailable' });
+      expect(refused?.headers.get('retry-after')).toBe('5');
       expect(refused?.body.error).toMatch(/nothing was done/);
 
       await relay.heal();
