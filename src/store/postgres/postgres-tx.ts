@@ -3,7 +3,6 @@
  * the account's row (`FOR UPDATE`), which serialises the transactions that charge one agent across every
  * instance; the ledger's seq comes from that locked row.
  */
-import type pg from 'pg';
 import { AppError } from '../../core/errors.js';
 import type { Account, IdempotencyRecord, LedgerEntry, Memory, MemoryType } from '../../core/model.js';
 import type { StoreReader, StoreTx } from '../../core/store-port.js';
@@ -17,23 +16,31 @@ import {
   toLedgerEntry,
   toMemory,
 } from './postgres-rows.js';
-
-type Queryable = Pick<pg.ClientBase, 'query'>;
+import { preparing, type Queryable } from './prepared.js';
 
 /** Reads on a connection; `lock` makes account reads lock their row (inside a transaction). */
 export class PostgresReader implements StoreReader {
+  protected readonly db: Queryable;
+
   constructor(
-    protected readonly db: Queryable,
+    db: Queryable,
     private readonly lock: boolean,
-  ) {}
+  ) {
+    this.db = preparing(db);
+  }
 
   private async account(where: string, value: string): Promise<Account | undefined> {
     const { rows } = await this.db.query(
       `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE ${where} = $1${this.lock ? ' FOR UPDATE' : ''}`,
       [value],
     );
-    return rows[0] ? toAccount(rows[0]) : undefined;
+    const account = rows[0] ? toAccount(rows[0]) : undefined;
+    if (account) this.sawAccount(account);
+    return account;
   }
+
+  /** Told of every account this reader read (a transaction remembers them: see PostgresTx.putAccount). */
+  protected sawAccount(_account: Account): void {}
 
   getAccount(id: string) {
     return this.account('id', id);
@@ -103,11 +110,25 @@ export class PostgresReader implements StoreReader {
 }
 
 export class PostgresTx extends PostgresReader implements StoreTx {
+  /**
+   * Each account as its row stands in this transaction, as far as this transaction read or wrote it: a
+   * putAccount that would not change the row sends nothing (a debit's ledger entry already set the balance,
+   * one round trip fewer per charge).
+   */
+  private readonly rows = new Map<string, Account>();
+
   constructor(db: Queryable) {
     super(db, true);
   }
 
+  protected override sawAccount(account: Account): void {
+    this.rows.set(account.id, account);
+  }
+
   async putAccount(account: Account) {
+    const row = this.rows.get(account.id);
+    if (row && sameAccount(row, account)) return;
+    this.rows.set(account.id, account);
     await this.db.query(
       `INSERT INTO accounts (${ACCOUNT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) ` +
         'ON CONFLICT (id) DO UPDATE SET email = EXCLUDED.email, name = EXCLUDED.name, plan = EXCLUDED.plan, ' +
@@ -125,15 +146,15 @@ export class PostgresTx extends PostgresReader implements StoreTx {
   }
 
   async appendLedger(entry: LedgerEntry) {
-    // The entry's seq comes from the account row (locked by the transaction's read of the account): a
-    // second writer that skipped the lock would take the same seq and fail on the primary key.
-    const { rows } = await this.db.query(
-      'UPDATE accounts SET ledger_seq = ledger_seq + 1 WHERE id = $1 RETURNING ledger_seq',
-      [entry.agentId],
-    );
-    if (!rows[0]) throw new Error(`appendLedger: no account ${entry.agentId}`);
-    await this.db.query(
-      `INSERT INTO ledger (${LEDGER_COLUMNS}, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+    // The entry's seq comes from the account row (locked by the transaction's read of the account), taken
+    // in the same statement: a second writer that skipped the lock would take the same seq and fail on the
+    // primary key.
+    const { rowCount } = await this.db.query(
+      'WITH next AS (UPDATE accounts SET ledger_seq = ledger_seq + 1, balance_cents = $13 WHERE id = $1 ' +
+        'RETURNING ledger_seq) ' +
+        `INSERT INTO ledger (${LEDGER_COLUMNS}, seq) ` +
+        'SELECT $1, $2::text, $3::timestamptz, $4::text, $5::bigint, $6::bigint, $7::bigint, $8::text, $9::text, ' +
+        '$10::text, $11::text, $12::text, next.ledger_seq FROM next',
       [
         entry.agentId,
         entry.id,
@@ -147,9 +168,13 @@ export class PostgresTx extends PostgresReader implements StoreTx {
         entry.queryType ?? null,
         entry.query ?? null,
         entry.idempotencyKey ?? null,
-        rows[0].ledger_seq,
+        entry.balanceAfterCents,
       ],
     );
+    if (rowCount !== 1) throw new Error(`appendLedger: no account ${entry.agentId}`);
+    // The balance is the last entry's balance after it: set in the same statement.
+    const row = this.rows.get(entry.agentId);
+    if (row) this.rows.set(entry.agentId, { ...row, balanceCents: entry.balanceAfterCents });
   }
 
   async putMemory(memory: Memory) {
@@ -216,4 +241,10 @@ export class PostgresTx extends PostgresReader implements StoreTx {
     // Records past their retention are removed by the background sweep (postgres-sweeper.ts), not here:
     // a claim treats them as gone already, and a delete in every write would contend across agents.
   }
+}
+
+/** Whether two accounts are equal field by field (every field of Account is a primitive). */
+function sameAccount(a: Account, b: Account): boolean {
+  const keys = Object.keys(b) as (keyof Account)[];
+  return keys.length === Object.keys(a).length && keys.every((key) => a[key] === b[key]);
 }

@@ -1,0 +1,26 @@
+/**
+ * Named (prepared) statements: each distinct SQL text gets a name once per process, and `pg` prepares it once
+ * per connection, so PostgreSQL parses and plans it once instead of on every call. The store's statements are
+ * fixed texts with parameters, so the names stay few.
+ */
+import type pg from 'pg';
+
+export type Queryable = Pick<pg.ClientBase, 'query'>;
+
+const names = new Map<string, string>();
+
+function nameOf(text: string): string {
+  let name = names.get(text);
+  if (name === undefined) {
+    name = `ac_${names.size + 1}`;
+    names.set(text, name);
+  }
+  return name;
+}
+
+/** `db`, its `query(text, values)` calls sent as named statements. */
+export function preparing(db: Queryable): Queryable {
+  const query = (text: string, values?: unknown[]) =>
+    db.query({ name: nameOf(text), text, values: values ?? [] });
+  return { query } as Queryable;
+}
