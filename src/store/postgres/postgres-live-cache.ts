@@ -7,7 +7,7 @@
  *   good for any request whose cache_minutes it meets, the core decides. The second is the UNLOGGED
  *   `live_cache` table, read by primary key when the first level has nothing fresh enough (`get`), and
  *   upserted by `set`, which the core calls only after the debit committed. An upsert never replaces a
- *   newer row with an older one.
+ *   newer row with an older one (one fetched at the same instant, stored later, does replace it).
  * - Single-flight across instances. The core runs one flight per key in its process; that flight asks here
  *   for the key's lease, a row of the UNLOGGED `live_flights` table taken by one upsert that succeeds only
  *   where no unexpired lease of another instance exists. The holder fetches, stores the result, then
@@ -56,7 +56,7 @@ const GET = 'SELECT value FROM live_cache WHERE key = $1 AND fetched_at > $2::ti
 
 const UPSERT =
   'INSERT INTO live_cache AS c (key, value, fetched_at) VALUES ($1, $2, $3) ON CONFLICT (key) DO UPDATE ' +
-  'SET value = EXCLUDED.value, fetched_at = EXCLUDED.fetched_at WHERE c.fetched_at < EXCLUDED.fetched_at';
+  'SET value = EXCLUDED.value, fetched_at = EXCLUDED.fetched_at WHERE c.fetched_at <= EXCLUDED.fetched_at';
 
 // A lease is taken when the key has none, when its lease ran out, or when it is this instance's own (left
 // over from a lease that could not be ended: the core runs one flight per key per process).

@@ -77,6 +77,9 @@ describe('the shared live cache on PostgreSQL', () => {
     await a.set('weather:oslo', result(T1, { n: 2 }));
     expect(b.peek('weather:oslo')?.fetchedAt).toBe('2026-11-21T11:00:00.000Z');
     expect((await b.get('weather:oslo'))?.data).toEqual({ n: 2 });
+    // One fetched at the same instant and stored later replaces it: the last answer wins a tie.
+    await a.set('weather:oslo', result(T1, { n: 3 }));
+    expect((await admin.query('SELECT value FROM live_cache')).rows[0].value.data).toEqual({ n: 3 });
     expect(await b.get('weather:nowhere')).toBeUndefined();
   });
 
