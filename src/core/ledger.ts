@@ -131,7 +131,10 @@ export function createLedger(
     account: Account,
     amountCents: number,
     operation: LedgerOperation,
-    extra: Pick<LedgerEntry, 'memoryKey' | 'queryType' | 'query' | 'idempotencyKey' | 'costCents' | 'plan'> = {},
+    extra: Pick<
+      LedgerEntry,
+      'memoryKey' | 'queryType' | 'query' | 'idempotencyKey' | 'costCents' | 'plan'
+    > = {},
   ): Promise<Account> {
     const entry: LedgerEntry = {
       id: `txn_${randomUUID()}`,
