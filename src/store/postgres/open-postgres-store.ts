@@ -19,16 +19,6 @@ import {
 } from './postgres-sweeper.js';
 import { PostgresWindowCounters } from './postgres-window-counters.js';
 
-/** The database's address for a log line: host, port and database, never the user's password. */
-export function databaseLabel(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `postgresql://${parsed.hostname}${parsed.port ? `:${parsed.port}` : ''}${parsed.pathname}`;
-  } catch {
-    return 'postgresql://(unparsable URL)';
-  }
-}
-
 export async function openPostgresStore(
   database: Readonly<DatabaseConfig>,
   options: {
@@ -45,7 +35,7 @@ export async function openPostgresStore(
   /** The background sweep of every shared table, not started: the caller starts and stops it. */
   sweeper: PostgresSweeper;
 }> {
-  const where = databaseLabel(database.url);
+  const where = database.label;
   const client = new pg.Client({ connectionString: database.url });
   // A connection lost mid-migration fails the query under way; its 'error' event must not end the process.
   client.on('error', () => undefined);
