@@ -2,6 +2,7 @@
  * Which failures of the PostgreSQL store mean "the database is out of reach", and the 503 they become: the
  * service answers JSON, says whether anything was done, and serves again once the database is back.
  */
+import type pg from 'pg';
 import { AppError } from '../../core/errors.js';
 
 /** Socket errors and SQLSTATEs that mean the database cannot be reached or dropped the connection. */
@@ -42,4 +43,17 @@ export function unavailable(err: unknown, maybeDone = false): AppError {
     {},
     err,
   );
+}
+
+/** Runs one statement through `db`, a database out of reach turned into the `unavailable` error. */
+export async function queryReachable<R extends pg.QueryResultRow>(
+  db: Pick<pg.Pool, 'query'>,
+  text: string,
+  values: unknown[],
+): Promise<pg.QueryResult<R>> {
+  try {
+    return await db.query<R>(text, values);
+  } catch (err) {
+    throw isUnreachable(err) ? unavailable(err) : err;
+  }
 }

@@ -39,7 +39,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { createNodeLiveCache } from '../../cache/node-live-cache.js';
 import type { CachedLiveResult, LiveCache } from '../../core/live-port.js';
-import { isUnreachable, unavailable } from './postgres-errors.js';
+import { queryReachable } from './postgres-errors.js';
 import type { SweepTask } from './postgres-sweeper.js';
 
 /** How long a lease lasts unless renewed; its holder renews it every third of this. */
@@ -214,15 +214,8 @@ export class PostgresLiveCache implements LiveCache {
   }
 
   /** Runs one statement, a database out of reach turned into the `unavailable` error. */
-  private async query<R extends pg.QueryResultRow>(
-    text: string,
-    values: unknown[],
-  ): Promise<pg.QueryResult<R>> {
-    try {
-      return await this.pool.query<R>(text, values);
-    } catch (err) {
-      throw isUnreachable(err) ? unavailable(err) : err;
-    }
+  private query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    return queryReachable<R>(this.pool, text, values);
   }
 }
 

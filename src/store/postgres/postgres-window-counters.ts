@@ -16,7 +16,7 @@
  */
 import type pg from 'pg';
 import type { WindowCount, WindowCounters } from '../../core/window-counters.js';
-import { isUnreachable, unavailable } from './postgres-errors.js';
+import { queryReachable } from './postgres-errors.js';
 import type { SweepTask } from './postgres-sweeper.js';
 
 /** The longest window of the service's limiters (registrations: an hour). */
@@ -102,15 +102,8 @@ export class PostgresWindowCounters implements WindowCounters {
   }
 
   /** Runs one statement, a database out of reach turned into the `unavailable` error. */
-  private async query<R extends pg.QueryResultRow>(
-    text: string,
-    values: unknown[],
-  ): Promise<pg.QueryResult<R>> {
-    try {
-      return await this.pool.query<R>(text, values);
-    } catch (err) {
-      throw isUnreachable(err) ? unavailable(err) : err;
-    }
+  private query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    return queryReachable<R>(this.pool, text, values);
   }
 }
 
