@@ -1,23 +1,29 @@
 /**
- * Weather from Open-Meteo (keyless): geocode the place name, then read the `current` model data for its
- * coordinates, and normalise both into the documented weather `data` contract.
+ * Weather from Open-Meteo (keyless): geocode the place name (the geocoder in geocoding.ts, shared with
+ * MET Norway), then read the `current` model data for its coordinates, and normalise both into the
+ * documented weather `data` contract.
  */
 import { z } from 'zod';
-import { AppError } from '../core/errors.js';
 import type { LiveResult } from '../core/live-port.js';
-import { buildUrl, type HttpClient, type Upstream } from './http-client.js';
+import {
+  describeAlternatives,
+  describePlace,
+  GEOCODING_URL_KEY,
+  geocodePlace,
+  OPEN_METEO,
+} from './geocoding.js';
+import { buildUrl, type HttpClient } from './http-client.js';
 import { baseUrl, type LiveConfig } from './live-config.js';
 import type { ProviderDescriptor } from './provider-descriptor.js';
-import { cleanText } from './text.js';
 import { describeWeatherCode } from './wmo-codes.js';
 
-export const OPEN_METEO: Upstream = { id: 'open-meteo', name: 'Open-Meteo', kind: 'weather' };
+export { OPEN_METEO, parsePlaceQuery } from './geocoding.js';
 
 export const OPEN_METEO_PROVIDER: ProviderDescriptor = {
   id: OPEN_METEO.id,
   serves: { weather: fetchWeather },
   urls: {
-    openMeteoGeocoding: {
+    [GEOCODING_URL_KEY]: {
       variable: 'AC_OPEN_METEO_GEOCODING_URL',
       default: 'https://geocoding-api.open-meteo.com',
     },
@@ -27,20 +33,6 @@ export const OPEN_METEO_PROVIDER: ProviderDescriptor = {
 };
 
 const CURRENT_FIELDS = 'temperature_2m,relative_humidity_2m,apparent_temperature,weather_code,wind_speed_10m';
-
-const placeSchema = z.object({
-  name: z.string(),
-  latitude: z.number(),
-  longitude: z.number(),
-  country: z.string().nullish(),
-  country_code: z.string().nullish(),
-  admin1: z.string().nullish(),
-  timezone: z.string().nullish(),
-});
-type Place = z.infer<typeof placeSchema>;
-
-/** No match: the `results` key is missing. */
-const geocodingSchema = z.object({ results: z.array(placeSchema).optional() });
 
 const nullableNumber = z.number().nullish();
 const forecastSchema = z.object({
@@ -55,25 +47,10 @@ const forecastSchema = z.object({
   }),
 });
 
-/** "paris, fr" → name "paris", country code "FR"; anything else is all name. */
-export function parsePlaceQuery(query: string): { name: string; countryCode?: string } {
-  const comma = query.lastIndexOf(',');
-  if (comma > 0) {
-    const suffix = query.slice(comma + 1).trim();
-    const name = query.slice(0, comma).trim();
-    if (name && /^[a-z]{2}$/i.test(suffix)) return { name, countryCode: suffix.toUpperCase() };
-  }
-  return { name: query.trim() };
-}
-
 /** Open-Meteo local time ("2026-11-21T06:15", GMT when no timezone is asked) → ISO 8601 UTC. */
 export function toIsoUtc(localTime: string, utcOffsetSeconds = 0): string {
   const withSeconds = localTime.length === 16 ? `${localTime}:00` : localTime;
   return new Date(Date.parse(`${withSeconds}Z`) - utcOffsetSeconds * 1000).toISOString();
-}
-
-function placeText(value: string | null | undefined): string | null {
-  return value ? cleanText(value) : null;
 }
 
 export async function fetchWeather(
@@ -82,23 +59,7 @@ export async function fetchWeather(
   query: string,
   deadline?: number,
 ): Promise<LiveResult> {
-  const { name, countryCode } = parsePlaceQuery(query);
-  const geocodingUrl = buildUrl(baseUrl(config, 'openMeteoGeocoding', OPEN_METEO), '/v1/search', {
-    name,
-    count: '5',
-    language: 'en',
-    format: 'json',
-    countryCode,
-  });
-  const geocoding = await http.getJson(OPEN_METEO, geocodingUrl, geocodingSchema, { deadline });
-  const [place, ...others] = geocoding.results ?? [];
-  if (!place) {
-    throw new AppError(
-      'not_found',
-      `No place called "${query}" was found; check the spelling or add the country, e.g. "Paris, FR".`,
-      { source: OPEN_METEO.id },
-    );
-  }
+  const { place, others } = await geocodePlace(http, config, query, deadline);
 
   const forecastUrl = buildUrl(baseUrl(config, 'openMeteoForecast', OPEN_METEO), '/v1/forecast', {
     latitude: String(place.latitude),
@@ -122,23 +83,7 @@ export async function fetchWeather(
       condition: describeWeatherCode(current.weather_code),
       condition_code: current.weather_code,
       observed_at: observedAt,
-      alternatives: others.map((other) => ({
-        name: cleanText(other.name),
-        admin1: placeText(other.admin1),
-        country: placeText(other.country),
-      })),
+      alternatives: describeAlternatives(others),
     },
-  };
-}
-
-function describePlace(place: Place) {
-  return {
-    name: cleanText(place.name),
-    admin1: placeText(place.admin1),
-    country: placeText(place.country),
-    country_code: place.country_code ? place.country_code.toUpperCase() : null,
-    latitude: place.latitude,
-    longitude: place.longitude,
-    timezone: place.timezone ?? null,
   };
 }

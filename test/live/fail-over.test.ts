@@ -6,6 +6,8 @@ import { closedPortUrl } from '../fakes/fake-upstream.js';
 import { useFakeUpstream } from '../fakes/use-fake-upstream.js';
 import { COINBASE_BTC_EUR, GOLD_XAU } from '../fixtures/live/exchanges.js';
 import { GOOGLE_NEWS_PATH, GOOGLE_NEWS_RUST } from '../fixtures/live/google-news.js';
+import { MET_NORWAY_PARIS, MET_NORWAY_PATH } from '../fixtures/live/met-norway.js';
+import { GEOCODING_PARIS } from '../fixtures/live/open-meteo.js';
 import { WIKI_PATH, WIKI_PYTHON } from '../fixtures/live/search.js';
 import { WTTR_PARIS } from '../fixtures/live/wttr.js';
 import { appErrorOf, liveConfig } from './helpers.js';
@@ -49,10 +51,27 @@ describe('fail-over across the default chains', () => {
       ),
     );
 
-  it('weather: Open-Meteo unreachable, wttr.in answers', async () => {
+  it('weather: Open-Meteo unreachable, geocoder included (so MET Norway cannot geocode), wttr.in answers', async () => {
     const result = await source().fetch('weather', 'paris');
     expect(result.source).toBe('wttr');
     expect(result.data.location).toMatchObject({ name: 'Paris' });
+  });
+
+  it("weather: Open-Meteo's forecast answering 500, MET Norway answers with the geocoder's place", async () => {
+    up.route('/v1/search', { json: GEOCODING_PARIS });
+    up.route('/v1/forecast', { status: 500 });
+    up.route(MET_NORWAY_PATH, { json: MET_NORWAY_PARIS });
+    const weather = createLiveDataSource(
+      liveConfig(
+        { openMeteoGeocoding: up.url, openMeteoForecast: up.url, metNorway: up.url, wttr: up.url },
+        { providers: { ...PROVIDER_IDS } },
+      ),
+    );
+    expect(PROVIDER_IDS.weather).toEqual(['open-meteo', 'met-norway', 'wttr']);
+    const result = await weather.fetch('weather', 'paris');
+    expect(result.source).toBe('met-norway');
+    expect(result.data.location).toMatchObject({ name: 'Paris', country_code: 'FR' });
+    expect(result.data.temperature_c).toBe(7.1);
   });
 
   it('crypto price: CoinGecko failing, Coinbase answers', async () => {
