@@ -98,6 +98,7 @@ export function createLiveData(
       fetched_at: result.fetchedAt,
       source: result.source,
       ...(result.asOf === undefined ? {} : { as_of: result.asOf }),
+      ...(result.providersAsked === undefined ? {} : { providers_asked: result.providersAsked }),
       cache_age_s: served.fromCache ? Math.max(0, Math.floor(ageMs(result) / 1000)) : 0,
       ...(served.stale ? { stale: true } : {}),
       ...(served.freshnessNote ? { freshness_note: served.freshnessNote } : {}),

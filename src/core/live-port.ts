@@ -17,6 +17,11 @@ export interface LiveResult {
    * the result that long even to a request that asked for fresher data, and says so.
    */
   refreshFloorS?: number;
+  /**
+   * The providers called for this result, in order (those that failed or answered empty included), when
+   * there were more than one; the last is `source` unless every one was empty.
+   */
+  providersAsked?: string[];
 }
 
 /**

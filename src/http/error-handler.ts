@@ -73,6 +73,10 @@ export function sendError(res: Response, error: AppError): void {
   // The store out of reach (a database restarting): worth retrying shortly, as readiness says too.
   if (error.code === 'unavailable' && !res.get('Retry-After'))
     res.set('Retry-After', String(UNAVAILABLE_RETRY_S));
+  // An error that says when to come back (an upstream's capacity, a pause) says it in the header too.
+  const retryAfterS = error.details.retry_after_s;
+  if (typeof retryAfterS === 'number' && !res.get('Retry-After'))
+    res.set('Retry-After', String(Math.max(0, Math.ceil(retryAfterS))));
   res.status(httpStatusOf(error)).json(error.toBody());
 }
 

@@ -52,6 +52,13 @@ export function pickCoin(coins: readonly Coin[], asked: string): Coin | undefine
   return coins.find((coin) => coin.name.toLowerCase() === wanted) ?? coins[0];
 }
 
+/** No such coin; for a ticker-shaped query, also that stocks need a Finnhub key (none is configured then). */
+function noSuchAsset(query: PriceQuery): string {
+  const coin = `No asset called "${query.asset}" was found; use a coin name like "bitcoin", a symbol like "btc", or an ISO currency code like "eur"`;
+  if (!query.ticker) return `${coin}.`;
+  return `${coin}. If you meant the stock ${query.ticker}: stock prices need a Finnhub key (AC_FINNHUB_API_KEY), which the operator has not set.`;
+}
+
 export async function fetchCryptoPrice(
   http: HttpClient,
   config: LiveConfig,
@@ -67,11 +74,7 @@ export async function fetchCryptoPrice(
   const { coins } = await http.getJson(COINGECKO, searchUrl, searchSchema, { headers, deadline });
   const coin = pickCoin(coins, query.asset);
   if (!coin) {
-    throw new AppError(
-      'not_found',
-      `No asset called "${query.asset}" was found; use a coin name like "bitcoin", a symbol like "btc", or an ISO currency code like "eur".`,
-      { source: COINGECKO.id },
-    );
+    throw new AppError('not_found', noSuchAsset(query), { source: COINGECKO.id });
   }
 
   const vs = query.quote.toLowerCase();

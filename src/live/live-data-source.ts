@@ -1,7 +1,7 @@
 /**
  * The upstream side of live data behind the core's LiveDataSource port: per query type an ordered chain
  * of providers (fail-over, breakers, token buckets, one time budget); prices are classified first and go
- * to the chain for their kind. Results are normalised once more here, whichever provider answered: news
+ * to the chain for their kind; news and search without hits go on to the next provider. Results are normalised once more here, whichever provider answered: news
  * deduplicated and newest first, search results numbered.
  */
 import { AppError } from '../core/errors.js';
@@ -48,6 +48,15 @@ function finish(type: QueryType, result: LiveResult): LiveResult {
   return result;
 }
 
+/**
+ * Whether a valid result holds nothing, so the chain asks the next provider: news without items, search
+ * without results. Weather and prices are never empty (a provider without the place or asset says not_found).
+ */
+export function isEmptyResult(type: QueryType, result: LiveResult): boolean {
+  const list = type === 'news' ? result.data.items : type === 'search' ? result.data.results : undefined;
+  return Array.isArray(list) && list.length === 0;
+}
+
 /** The one HTTP client the providers share, as the configuration sets it up. */
 export function httpClientFor(config: LiveConfig) {
   return createHttpClient({ userAgent: config.userAgent, timeoutMs: config.timeoutMs, ...config.retry });
@@ -72,8 +81,14 @@ export function createChains(config: LiveConfig, options: ChainOptions = {}): Li
   }
   return {
     weather: new ProviderChain('weather', chainMembers('weather', http, config), options),
-    news: new ProviderChain('news', chainMembers('news', http, config), options),
-    search: new ProviderChain('search', chainMembers('search', http, config), options),
+    news: new ProviderChain('news', chainMembers('news', http, config), {
+      ...options,
+      isEmpty: (result) => isEmptyResult('news', result),
+    }),
+    search: new ProviderChain('search', chainMembers('search', http, config), {
+      ...options,
+      isEmpty: (result) => isEmptyResult('search', result),
+    }),
     prices,
   };
 }
@@ -83,7 +98,7 @@ export function createLiveDataSource(config: LiveConfig, options: ChainOptions =
   return {
     async fetch(type: QueryType, query: string): Promise<LiveResult> {
       if (type === 'price') {
-        const parsed = parsePriceQuery(query);
+        const parsed = parsePriceQuery(query, { stocks: prices.has('stock') });
         const chain = prices.get(parsed.kind);
         if (!chain) throw noProviderFor(parsed.kind);
         return chain.fetch(parsed);

@@ -1,18 +1,21 @@
 /**
- * Reads a normalised price query ("btc", "bitcoin in eur", "eur/usd", "gold", "aapl stock") into an asset,
- * its kind and a quote currency, so that each kind goes to the providers that serve it.
+ * Reads a normalised price query ("btc", "bitcoin in eur", "eur/usd", "gold", "aapl", "aapl stock") into an
+ * asset, its kind and a quote currency, so that each kind goes to the providers that serve it.
  *
  * Grammar (the query is already NFKC, trimmed, lower-cased, whitespace collapsed):
  *   query := [ "price of " ] asset [ " price" | " spot price" | " rate" | " exchange rate" ] [ quote-part ]
  *   quote-part := ( "/" | " in " | " to " | " vs " | " " ) CODE
- *   asset := stock | FIAT | METAL | coin
- *   stock := "$" TICKER | ( "stock " | "shares of " ) TICKER | TICKER ( " stock" | " shares" | " share" )
- *   TICKER := a letter, then up to 9 letters, digits, "." or "-" (aapl, brk.b)
+ *   asset := marked-stock | FIAT | METAL | other
+ *   marked-stock := "$" NAME | ( "stock " | "shares of " ) NAME | NAME ( " stock" | " shares" | " share" )
+ *   NAME := a known company name ("apple", "berkshire hathaway") or a ticker: a letter, then up to 9
+ *           letters, digits, "." or "-" (aapl, brk.b)
  *   METAL := gold | silver | platinum | palladium | xau | xag | xpt | xpd
- * CODE is one of FIAT_CURRENCIES; the quote defaults to USD, or EUR when the asset itself is USD. Stocks need
- * an explicit marker, since tickers collide with coin symbols; anything else is a coin.
+ * CODE is one of FIAT_CURRENCIES; the quote defaults to USD, or EUR when the asset itself is USD. A marker
+ * makes a stock of anything ("eth stock"); an unmarked `other` is a coin or a stock by the rules of
+ * price-classification.ts (a known coin stays a coin; "aapl", "sap.de", "apple" are stocks).
  */
 import { AppError } from '../core/errors.js';
+import { classifyAsset, companyTicker } from './price-classification.js';
 
 /** The currencies the ECB publishes and Frankfurter serves: the only quote currencies accepted. */
 export const FIAT_CURRENCIES: Readonly<Record<string, string>> = {
@@ -87,6 +90,16 @@ export interface PriceQuery {
   kind: 'crypto' | 'fiat' | 'metal' | 'stock';
   /** Upper-case ISO code. */
   quote: string;
+  /**
+   * Crypto only: the stock ticker the query could also be ("aapl" → AAPL), set when no stock provider is
+   * configured to try it, so that a "no such coin" answer can say stocks need AC_FINNHUB_API_KEY.
+   */
+  ticker?: string;
+}
+
+export interface ParseOptions {
+  /** Whether a stock provider is configured: then an unmarked plain ticker ("aapl") is priced as a stock. */
+  stocks?: boolean;
 }
 
 export const DEFAULT_QUOTE = 'USD';
@@ -121,18 +134,19 @@ function stripFillers(asset: string): string {
   return stripped || asset;
 }
 
-const TICKER = '([a-z][a-z0-9.-]{0,9})';
-const STOCK_PATTERNS = [
-  new RegExp(`^\\$${TICKER}$`),
-  new RegExp(`^(?:stock|shares\\s+of)\\s+${TICKER}$`),
-  new RegExp(`^${TICKER}\\s+(?:stock|shares?)$`),
-];
+const TICKER = /^[a-z][a-z0-9.-]{0,9}$/;
+const STOCK_PATTERNS = [/^\$(.+)$/, /^(?:stock|shares\s+of)\s+(.+)$/, /^(.+?)\s+(?:stock|shares?)$/];
 
-/** The ticker of an explicitly marked stock ("$aapl", "stock aapl", "aapl stock", "aapl shares"). */
+/**
+ * The ticker of an explicitly marked stock ("$aapl", "stock aapl", "aapl stock", "aapl shares", "apple
+ * stock" → AAPL): a known company name gives its ticker, anything ticker-shaped itself.
+ */
 function stockTicker(asset: string): string | undefined {
   for (const pattern of STOCK_PATTERNS) {
-    const ticker = pattern.exec(asset)?.[1];
-    if (ticker) return ticker.toUpperCase();
+    const name = pattern.exec(asset)?.[1];
+    if (!name) continue;
+    const ticker = companyTicker(name) ?? (TICKER.test(name) ? name.toUpperCase() : undefined);
+    if (ticker) return ticker;
   }
   return undefined;
 }
@@ -156,7 +170,7 @@ export function coinSymbol(asset: string): { symbol: string; name: string } | un
   return symbol ? { symbol, name: MAJOR_COINS[symbol] ?? symbol } : undefined;
 }
 
-export function parsePriceQuery(query: string): PriceQuery {
+export function parsePriceQuery(query: string, options: ParseOptions = {}): PriceQuery {
   const normalised = query.trim().toLowerCase().replace(/\s+/g, ' ');
   const split = splitQuote(normalised);
   const asset = stripFillers(split.asset.trim());
@@ -173,5 +187,7 @@ export function parsePriceQuery(query: string): PriceQuery {
   }
   const metal = metalCode(asset);
   if (metal) return { asset: metal, kind: 'metal', quote };
-  return { asset, kind: 'crypto', quote };
+  const other = classifyAsset(asset, options.stocks ?? false);
+  if (other.kind === 'stock') return { asset: other.ticker, kind: 'stock', quote };
+  return { asset, kind: 'crypto', quote, ...(other.ticker ? { ticker: other.ticker } : {}) };
 }

@@ -1,8 +1,13 @@
 /**
- * An ordered chain of providers for one kind of data: the first that returns a valid result wins; the
- * others are tried in turn within one time budget. A provider whose breaker is open or whose token bucket
- * is empty is skipped. "Not found" from one provider does not stop the chain (another may know the
- * place or asset), but if nobody found it and some provider said so, the answer is not_found.
+ * An ordered chain of providers for one kind of data: the first that returns a valid, non-empty result
+ * wins; the others are tried in turn within one time budget. A provider whose breaker is open is skipped.
+ * A provider whose token bucket is empty is skipped for now; when a pass over the chain ends without an
+ * answer and some provider lacked only a token, the chain waits for the first token (if that fits the
+ * budget) and tries those again, else fails saying when there is capacity. An empty result (news or search
+ * with no hits) moves on to the next provider; only when every provider that answered was empty is the
+ * answer empty. "Not found" from one provider does not stop the chain (another may know the place or
+ * asset), but if nobody found it and some provider said so, the answer is not_found. Every answer names
+ * the providers asked.
  */
 import { AppError, type ErrorDetails } from '../core/errors.js';
 import type { LiveResult } from '../core/live-port.js';
@@ -21,8 +26,14 @@ export interface ChainOptions {
   /** Total time for one request across providers, retries included (default 15 s). */
   budgetMs?: number;
   now?: () => number;
+  /** Waits `ms` (default: a timer); tests inject one that moves their clock instead. */
+  sleep?: (ms: number) => Promise<void>;
   breaker?: { threshold?: number; pauseMs?: number };
+  /** Whether a valid result holds nothing (news or search without hits); default: never. */
+  isEmpty?: (result: LiveResult) => boolean;
 }
+
+const timer = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 interface Guarded<Q> {
   provider: Provider<Q>;
@@ -34,6 +45,8 @@ export class ProviderChain<Q = string> {
   private readonly guarded: Guarded<Q>[];
   private readonly budgetMs: number;
   private readonly now: () => number;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly isEmpty: (result: LiveResult) => boolean;
 
   constructor(
     readonly label: string,
@@ -42,6 +55,8 @@ export class ProviderChain<Q = string> {
   ) {
     this.now = options.now ?? Date.now;
     this.budgetMs = options.budgetMs ?? 15_000;
+    this.sleep = options.sleep ?? timer;
+    this.isEmpty = options.isEmpty ?? (() => false);
     this.guarded = providers.map((provider) => ({
       provider,
       breaker: new CircuitBreaker({ ...options.breaker, now: this.now }),
@@ -61,32 +76,65 @@ export class ProviderChain<Q = string> {
   async fetch(query: Q): Promise<LiveResult> {
     const deadline = this.now() + this.budgetMs;
     const failures: AppError[] = [];
+    const asked: string[] = [];
     let notFound: AppError | undefined;
-    for (const { provider, breaker, bucket } of this.guarded) {
-      if (this.now() >= deadline) break;
-      if (!breaker.allow()) continue;
-      if (!bucket.tryTake()) {
-        breaker.cancel(); // no call was made: a half-open trial stays available
-        continue;
-      }
-      try {
-        const result = await provider.fetch(query, deadline);
-        breaker.success();
-        return result;
-      } catch (err) {
-        const error = err instanceof AppError ? err : new AppError('upstream_failed', String(err), {}, err);
-        if (error.code === 'not_found') {
-          breaker.success(); // the upstream works; it just does not know this query
-          notFound ??= error;
+    let empty: LiveResult | undefined;
+    for (;;) {
+      /** The shortest wait for a token among providers skipped only for lack of one. */
+      let tokenWait: number | undefined;
+      for (const { provider, breaker, bucket } of this.guarded) {
+        if (this.now() >= deadline) break;
+        if (asked.includes(provider.id) || !breaker.allow()) continue;
+        if (!bucket.tryTake()) {
+          breaker.cancel(); // no call was made: a half-open trial stays available
+          tokenWait = Math.min(tokenWait ?? Number.POSITIVE_INFINITY, bucket.msUntilToken());
           continue;
         }
-        const retryAfter = error.details.retry_after_s;
-        breaker.failure(typeof retryAfter === 'number' ? retryAfter : undefined);
-        failures.push(error);
+        asked.push(provider.id);
+        try {
+          const result = await provider.fetch(query, deadline);
+          breaker.success();
+          if (this.isEmpty(result)) {
+            empty ??= result; // another provider may have what this one lacks
+            continue;
+          }
+          return this.answer(result, asked);
+        } catch (err) {
+          const error = err instanceof AppError ? err : new AppError('upstream_failed', String(err), {}, err);
+          if (error.code === 'not_found') {
+            breaker.success(); // the upstream works; it just does not know this query
+            notFound ??= error;
+            continue;
+          }
+          const retryAfter = error.details.retry_after_s;
+          breaker.failure(typeof retryAfter === 'number' ? retryAfter : undefined);
+          failures.push(error);
+        }
       }
+      if (tokenWait === undefined) break;
+      if (tokenWait > deadline - this.now()) throw this.noCapacity(tokenWait, failures);
+      await this.sleep(Math.max(1, tokenWait));
     }
+    if (empty) return this.answer(empty, asked);
     if (notFound) throw notFound;
     throw this.exhausted(failures);
+  }
+
+  /** The result, naming the providers asked when there was more than one (else `source` says it). */
+  private answer(result: LiveResult, asked: string[]): LiveResult {
+    return asked.length > 1 ? { ...result, providersAsked: [...asked] } : result;
+  }
+
+  /** A provider lacks only a token, and the wait for it does not fit this request's budget. */
+  private noCapacity(waitMs: number, failures: AppError[]): AppError {
+    const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+    return new AppError(
+      'upstream_failed',
+      `Every ${this.label} upstream is busy or failing, and the next has capacity again in ${seconds} s, ` +
+        `longer than this request can wait; nothing was charged, try again in ${seconds} s.`,
+      { source: this.providerIds.join(','), retry_after_s: seconds },
+      failures.length > 0 ? new AggregateError(failures) : undefined,
+    );
   }
 
   private exhausted(failures: AppError[]): AppError {

@@ -1,8 +1,11 @@
 /**
  * A token bucket per upstream provider, set below the provider's published limit, so that this service
- * never earns itself a ban: a call takes a token; without one the provider is skipped for this request
- * (the chain moves on to the next provider).
+ * never earns itself a ban: a call takes a token; without one the provider is skipped for now, and the
+ * chain may wait `msUntilToken()` for it (the bucket itself never sleeps).
  */
+/** Refills are computed in floating point; a token short by less than this counts as whole. */
+const EPSILON = 1e-9;
+
 export class TokenBucket {
   private tokens: number;
   private last: number;
@@ -20,12 +23,24 @@ export class TokenBucket {
     this.last = now();
   }
 
-  tryTake(): boolean {
+  private refill(): void {
     const now = this.now();
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 60_000) * this.perMinute);
     this.last = now;
-    if (this.tokens < 1) return false;
+  }
+
+  tryTake(): boolean {
+    this.refill();
+    if (this.tokens < 1 - EPSILON) return false;
     this.tokens -= 1;
     return true;
+  }
+
+  /** Milliseconds until a token is available: 0 when one is now, otherwise at least 1. */
+  msUntilToken(): number {
+    this.refill();
+    const missing = 1 - this.tokens;
+    if (missing <= EPSILON) return 0;
+    return Math.max(1, Math.ceil((missing * 60_000) / this.perMinute - 1e-6));
   }
 }

@@ -39,7 +39,7 @@ describe('price query grammar', () => {
     ['price of tsla stock', { asset: 'TSLA', kind: 'stock', quote: 'USD' }],
     ['shares of brk.b', { asset: 'BRK.B', kind: 'stock', quote: 'USD' }],
     ['aapl stock in eur', { asset: 'AAPL', kind: 'stock', quote: 'EUR' }],
-    ['aapl', { asset: 'aapl', kind: 'crypto', quote: 'USD' }],
+    ['aapl', { asset: 'aapl', kind: 'crypto', quote: 'USD', ticker: 'AAPL' }],
     ['eth stock price', { asset: 'ETH', kind: 'stock', quote: 'USD' }],
     ['tether gold', { asset: 'tether gold', kind: 'crypto', quote: 'USD' }],
     ['gold stock', { asset: 'GOLD', kind: 'stock', quote: 'USD' }],

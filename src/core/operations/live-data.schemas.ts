@@ -60,6 +60,13 @@ export function createLiveDataSchemas(limits: Limits) {
       fetched_at: Timestamp.describe('When the upstream answered.'),
       source: z.string().describe('The upstream that answered.'),
       as_of: Timestamp.optional().describe("The upstream's own timestamp of the data, when it gives one."),
+      providers_asked: z
+        .array(z.string())
+        .optional()
+        .describe(
+          'Present when more than one provider was called for this result (fail-over): they, in chain ' +
+            'order, failed and empty ones included. When every one had no hits, the data is empty.',
+        ),
       cache_age_s: z.int().describe('Seconds since the result was fetched (0 when fresh).'),
       stale: z
         .literal(true)
