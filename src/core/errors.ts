@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'forbidden'
   | 'quota_exceeded'
   | 'not_found'
+  | 'not_cached'
   | 'method_not_allowed'
   | 'conflict'
   | 'idempotency_in_progress'

@@ -15,6 +15,11 @@
  * - Stale-if-error: when the upstreams fail and an older cached result exists, it is served free with
  *   `stale: true`, at the cached price.
  * - `max_cost_cents` below the fresh price means "cached (or already in flight) or nothing": 402.
+ * - `cache_minutes: -1` means "cached only": the newest cached result of any age the cache still holds, or
+ *   a fetch already in flight (in this process or, on a shared cache, another), at the cached price; else
+ *   404 `not_cached`. It never starts a fetch and never charges more than the cached price.
+ * - Every answer says how it was served (`cache_state`: fresh, hit, stale, shared_flight) and when its
+ *   result was fetched (`cached_at`, equal to `fetched_at`).
  * - With an idempotency key, the response is recorded in the debit's transaction (free answers in a
  *   transaction of their own, with the debit of the cached price when it is not 0).
  */
@@ -39,6 +44,12 @@ type DataOutput = Output<'DataOutput'>;
 
 /** Errors that mean "this agent could not pay", not "the data could not be had". */
 const PAYMENT_REFUSED = new Set(['insufficient_credits', 'daily_limit_reached']);
+
+/** `cache_minutes` meaning "a cached result of any age, or nothing". */
+export const CACHED_ONLY = -1;
+
+/** How an answer was served: fetched for it, from the cache, stale-if-error, or another request's fetch. */
+export type CacheState = 'fresh' | 'hit' | 'stale' | 'shared_flight';
 
 /** Rounds a request follows other instances' flights that end without a result before it fetches itself. */
 const MAX_FOLLOWS = 3;
@@ -69,6 +80,7 @@ function newer(entry: CachedLiveResult | undefined, known: CachedLiveResult | un
 interface Served {
   fromCache: boolean;
   cost: number;
+  state: CacheState;
   stale?: boolean;
   /** Why the cache was used although cache_minutes asked for fresher data. */
   freshnessNote?: string;
@@ -100,6 +112,8 @@ export function createLiveData(
       ...(result.asOf === undefined ? {} : { as_of: result.asOf }),
       ...(result.providersAsked === undefined ? {} : { providers_asked: result.providersAsked }),
       cache_age_s: served.fromCache ? Math.max(0, Math.floor(ageMs(result) / 1000)) : 0,
+      cache_state: served.state,
+      cached_at: result.fetchedAt,
       ...(served.stale ? { stale: true } : {}),
       ...(served.freshnessNote ? { freshness_note: served.freshnessNote } : {}),
     };
@@ -137,12 +151,15 @@ export function createLiveData(
   ): Served | undefined {
     if (!cached) return undefined;
     const age = ageMs(cached);
-    if (cacheMinutes > 0 && age <= cacheMinutes * 60_000) return { fromCache: true, cost: cachedPrice };
+    if (cacheMinutes > 0 && age <= cacheMinutes * 60_000) {
+      return { fromCache: true, cost: cachedPrice, state: 'hit' };
+    }
     const floorS = cached.refreshFloorS ?? 0;
     if (floorS > 0 && age <= floorS * 1000) {
       return {
         fromCache: true,
         cost: cachedPrice,
+        state: 'hit',
         freshnessNote:
           `${cached.source} publishes new data at most every ${Math.round(floorS / 60)} minutes; ` +
           'served from cache free although cache_minutes asked for fresher data.',
@@ -168,7 +185,7 @@ export function createLiveData(
       const charge = { cents: price, operation: declared.operation, ref };
       const response = await store.transact(async (tx) => {
         const account = await ledger.debit(tx, await loadAccount(tx, agentId), charge, record);
-        const body = view(result, { fromCache: false, cost: price }, account.balanceCents);
+        const body = view(result, { fromCache: false, cost: price, state: 'fresh' }, account.balanceCents);
         if (record) await record(tx, body);
         return body;
       });
@@ -187,7 +204,7 @@ export function createLiveData(
     const response = await answerCached(
       request.agentId,
       result,
-      { fromCache: true, cost },
+      { fromCache: true, cost, state: 'shared_flight' },
       request.ctx,
       request.ref,
     );
@@ -248,6 +265,7 @@ export function createLiveData(
     const ownHit = fromCache(own, input.cache_minutes, cachedPrice);
     if (own && ownHit) return answerCached(agentId, own, ownHit, ctx, ref);
     const request: DataRequest = { agentId, input, ctx, query, key, ref };
+    if (input.cache_minutes === CACHED_ONLY) return cachedOnly(request, own);
     const pending = inFlight.get(key);
     if (pending) return follow(request, pending, own);
 
@@ -284,6 +302,31 @@ export function createLiveData(
     }
   }
 
+  /**
+   * `cache_minutes: -1`: this process's entry, else a flight in progress (here, then on another instance),
+   * else the shared cache's entry, of any age, at the cached price; else 404 `not_cached`. Never fetches: a
+   * joined flight that ends without a result is looked past, like an absent entry.
+   */
+  async function cachedOnly(request: DataRequest, own: CachedLiveResult | undefined): Promise<DataOutput> {
+    const { agentId, ctx, key, ref } = request;
+    const hit: Served = { fromCache: true, cost: ctx.charge.cachedCents ?? 0, state: 'hit' };
+    if (own) return answerCached(agentId, own, hit, ctx, ref);
+    const pending = inFlight.get(key);
+    const joined = pending && (await pending.catch(() => undefined));
+    if (joined) return (await followed(request, joined)).response;
+    const cached = await cache.get(key);
+    if (cached) return answerCached(agentId, cached, hit, ctx, ref);
+    const started = inFlight.get(key);
+    const arrived =
+      (started && (await started.catch(() => undefined))) ?? (await cache.waitFor(key, undefined));
+    if (arrived) return (await followed(request, arrived)).response;
+    throw new AppError(
+      'not_cached',
+      'Nothing is cached for this query_type and query, and cache_minutes -1 only serves the cache; ' +
+        'nothing was charged. Use cache_minutes 0 or more to fetch it.',
+    );
+  }
+
   /** When every upstream failed, an older cached result is better than nothing: at the cached price, marked stale. */
   async function serveStale(err: unknown, request: DataRequest, known: CachedLiveResult | undefined) {
     const upstreamDown =
@@ -295,7 +338,7 @@ export function createLiveData(
     return answerCached(
       request.agentId,
       cached,
-      { fromCache: true, cost, stale: true },
+      { fromCache: true, cost, state: 'stale', stale: true },
       request.ctx,
       request.ref,
     );

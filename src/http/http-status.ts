@@ -14,6 +14,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   forbidden: 403,
   quota_exceeded: 403,
   not_found: 404,
+  not_cached: 404,
   method_not_allowed: 405,
   conflict: 409,
   idempotency_in_progress: 409,

@@ -34,6 +34,8 @@ describe('live data cache and charging', () => {
       source: 'fake',
       as_of: '2026-11-21T11:00:00.000Z',
       cache_age_s: 0,
+      cache_state: 'fresh',
+      cached_at: clock.now().toISOString(),
     });
     expect(live.calls).toEqual([{ type: 'weather', query: 'berlin' }]);
   });

@@ -4,9 +4,10 @@ import { createLiveDataSource } from '../../src/live/live-data-source.js';
 import { closedPortUrl, type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
 import { GDELT_PATH } from '../fixtures/live/gdelt.js';
 import { GOOGLE_NEWS_EMPTY, GOOGLE_NEWS_PATH, GOOGLE_NEWS_RUST } from '../fixtures/live/google-news.js';
+import { MET_NORWAY_PARIS, MET_NORWAY_PATH } from '../fixtures/live/met-norway.js';
 import { FORECAST_PARIS, GEOCODING_PARIS } from '../fixtures/live/open-meteo.js';
 import { WTTR_PARIS } from '../fixtures/live/wttr.js';
-import { ManualClock, startTestServer, type TestServer } from '../helpers/test-server.js';
+import { type ApiResponse, ManualClock, startTestServer, type TestServer } from '../helpers/test-server.js';
 import { liveConfig } from '../live/helpers.js';
 
 describe('live data through the real providers', () => {
@@ -252,5 +253,264 @@ describe('live data: waiting for capacity and coverage fail-over', () => {
     expect(res.body.data.items).toEqual([]);
     expect(res.body.providers_asked).toEqual(['hn-algolia', 'google-news', 'gdelt']);
     expect(res.body).toMatchObject({ cost_cents: 2, credit_balance_cents: 48, from_cache: false });
+  });
+});
+
+/**
+ * Virtual time for a burst: the chains' clock stands still except when the test moves it, so the buckets'
+ * refills do not depend on how fast the machine is. Requests are launched at set virtual times; a chain's
+ * wait for a token is queued; whenever no request is doing anything but waiting, the clock jumps to the
+ * earliest queued moment (ties in the order queued) and that one goes on. Nothing really sleeps.
+ */
+class VirtualTime {
+  private readonly base = Date.now();
+  private offsetMs = 0;
+  private seq = 0;
+  private inFlight = 0;
+  private sleepers = 0;
+  private readonly queue: { at: number; seq: number; chainSleep: boolean; go: () => void }[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  /** Every wait a chain asked for, in ms. */
+  readonly slept: number[] = [];
+
+  now = () => this.base + this.offsetMs;
+  sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      this.slept.push(ms);
+      this.sleepers++;
+      this.enqueue(this.offsetMs + ms, true, resolve);
+    });
+
+  /** Sends `send()` at virtual time `atMs`; resolves with its answer and the virtual times it was sent and answered. */
+  at<T>(atMs: number, send: () => Promise<T>): Promise<{ value: T; sentMs: number; doneMs: number }> {
+    return new Promise((resolve, reject) => {
+      this.enqueue(atMs, false, () => {
+        this.inFlight++;
+        const sentMs = this.offsetMs;
+        send().then(
+          (value) => {
+            this.inFlight--;
+            resolve({ value, sentMs, doneMs: this.offsetMs });
+          },
+          (error: unknown) => {
+            this.inFlight--;
+            reject(error);
+          },
+        );
+      });
+    });
+  }
+
+  private enqueue(at: number, chainSleep: boolean, go: () => void) {
+    this.queue.push({ at, seq: this.seq++, chainSleep, go });
+    this.queue.sort((a, b) => a.at - b.at || a.seq - b.seq);
+    this.poll();
+  }
+
+  private poll() {
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      // Someone is still working (an HTTP call, a charge): let it finish or queue its wait first.
+      if (this.inFlight > this.sleepers) return this.poll();
+      const next = this.queue.shift();
+      if (!next) return;
+      if (next.chainSleep) this.sleepers--;
+      this.offsetMs = Math.max(this.offsetMs, next.at);
+      next.go();
+      if (this.queue.length > 0) this.poll();
+    }, 2);
+  }
+}
+
+/**
+ * Issue 14's burst: 20 distinct cities within 5 s with Open-Meteo's forecast dead, each from its own agent,
+ * against the default weather chain (open-meteo → met-norway → wttr) with its default buckets and breakers:
+ * Open-Meteo 300/min (burst 50), MET Norway 60/min (burst 10), wttr.in 20/min (burst 4); breakers open after
+ * 5 consecutive failures for 60 s; the budget is 15 s a request. One request every 240 ms (the last at 4.56 s).
+ */
+describe('live data: a burst of 20 cities with Open-Meteo down', () => {
+  const CITIES = [
+    'paris',
+    'berlin',
+    'lyon',
+    'rome',
+    'madrid',
+    'oslo',
+    'vienna',
+    'prague',
+    'warsaw',
+    'lisbon',
+    'dublin',
+    'athens',
+    'helsinki',
+    'stockholm',
+    'copenhagen',
+    'brussels',
+    'amsterdam',
+    'zurich',
+    'budapest',
+    'sofia',
+  ];
+  const SPACING_MS = 240;
+  const BUDGET_MS = 15_000;
+  let upstream: FakeUpstream;
+
+  beforeAll(async () => {
+    upstream = await startFakeUpstream({
+      '/v1/forecast': { status: 500 },
+      [MET_NORWAY_PATH]: { json: MET_NORWAY_PARIS },
+      ...Object.fromEntries(CITIES.map((city) => [`/${city}`, { json: WTTR_PARIS }])),
+    });
+  });
+  afterAll(async () => {
+    await upstream.close();
+  });
+
+  /** A fresh server with fresh chains (buckets full, breakers closed); the 20 answers in city order. */
+  async function burst() {
+    const time = new VirtualTime();
+    const server = await startTestServer({
+      live: createLiveDataSource(
+        liveConfig(
+          {
+            openMeteoGeocoding: upstream.url,
+            openMeteoForecast: upstream.url,
+            metNorway: upstream.url,
+            wttr: upstream.url,
+          },
+          { providers: { weather: ['open-meteo', 'met-norway', 'wttr'] } },
+        ),
+        { now: time.now, sleep: time.sleep },
+      ),
+    });
+    try {
+      const keys = await Promise.all(CITIES.map(() => server.register()));
+      upstream.requests.length = 0;
+      const answers = await Promise.all(
+        CITIES.map((city, i) =>
+          time.at(i * SPACING_MS, () =>
+            server.request('POST', '/api/ac/data', {
+              key: keys[i],
+              body: { agent_key: keys[i], query_type: 'weather', query: city },
+            }),
+          ),
+        ),
+      );
+      const balances = await Promise.all(
+        keys.map(
+          async (key) =>
+            (await server.request('GET', '/api/ac/account', { key })).body.credit_balance_cents as number,
+        ),
+      );
+      const calls = (path: string) => upstream.requests.filter((r) => r.path === path).length;
+      return {
+        time,
+        answers,
+        res: answers.map((a) => a.value as ApiResponse),
+        balances,
+        spent: balances.reduce((sum, balance) => sum + (50 - balance), 0),
+        calls,
+      };
+    } finally {
+      await server.close();
+    }
+  }
+
+  it('geocoder up: all 20 answer 200, from MET Norway and wttr.in, within the budget, 2 cents each', async () => {
+    upstream.route('/v1/search', (req) => ({
+      json: {
+        results: GEOCODING_PARIS.results.map((place) => ({ ...place, name: req.query.name ?? place.name })),
+      },
+    }));
+    const { time, answers, res, spent, calls } = await burst();
+    expect(
+      res.map((r) => r.status),
+      JSON.stringify(res.map((r) => r.body)),
+    ).toEqual(Array(20).fill(200));
+    // Requests 1-5 find Open-Meteo failing (3 attempts each); its breaker then opens for 60 s. MET Norway's
+    // bucket (10, +1/s) holds 10 + 0.24·k minus the tokens taken before request k+1 (at 0.24·k s): requests
+    // 1-12 take one; 13 (2.88 s) finds 0.88 and goes to wttr.in, whose bucket is full (4, capped; +1 per 3 s);
+    // 14 (3.12 s) finds 1.12 at MET; 15-17 find 0.36-0.84 and go to wttr.in (4 → 0.32 at 3.84 s); 18 (4.08 s)
+    // finds 1.08 at MET. 19 (4.32 s): MET 0.32, wttr.in 0.48, so it waits 680 ms for MET's next token (5.0 s).
+    // 20 (4.56 s): MET 0.56, wttr.in 0.56, waits 440 ms; at 5.0 s 19, queued first, takes MET's token, and 20
+    // waits 880 ms more for wttr.in's (0.32 + 1.16 s / 3 s = 0.71 at 5.0 s), answering at 5.88 s.
+    const met = 'met-norway';
+    const wttr = 'wttr';
+    expect(res.map((r) => r.body.source)).toEqual([
+      ...Array(12).fill(met),
+      wttr,
+      met,
+      wttr,
+      wttr,
+      wttr,
+      met,
+      met,
+      wttr,
+    ]);
+    expect(res.slice(0, 5).map((r) => r.body.providers_asked)).toEqual(Array(5).fill(['open-meteo', met]));
+    expect(res[12]?.body.providers_asked).toBeUndefined(); // only wttr.in was asked: `source` says it
+    expect(time.slept).toEqual([680, 440, 880]);
+    expect(answers.map((a) => a.doneMs - a.sentMs)).toEqual([...Array(18).fill(0), 680, 1_320]);
+    for (const { sentMs, doneMs } of answers) expect(doneMs - sentMs).toBeLessThanOrEqual(BUDGET_MS);
+    // The breaker let exactly 5 requests through, 3 attempts each, and nothing after.
+    expect(calls('/v1/forecast')).toBe(15);
+    expect(calls('/v1/search')).toBe(5 + 15); // Open-Meteo's 5, MET Norway's 15
+    expect(calls(MET_NORWAY_PATH)).toBe(15);
+    expect(spent).toBe(2 * 20);
+    for (const r of res) expect(r.body.cost_cents).toBe(2);
+  });
+  it('geocoder dead too: only wttr.in can answer; 10 answer 200 within the budget, 10 get a free 502 with retry_after_s 3', async () => {
+    upstream.route('/v1/search', { status: 500 });
+    const { time, answers, res, balances, spent, calls } = await burst();
+    // Open-Meteo and MET Norway both need the geocoder: requests 1-5 fail on both (3 attempts each), and
+    // both breakers open for 60 s. wttr.in (burst 4, one token every 3 s) answers 1-4 at once; from request 5
+    // (0.96 s, 0.32 tokens) on, every request waits for its next token, the longest-waiting first: 5 at 3 s,
+    // 6 at 6 s, 7 at 9 s, 8 at 12 s, 9 at 15 s. Then the next token is at 18 s, beyond the 15 s budget of
+    // requests 10-13 (sent at 2.16-2.88 s): they fail at 15 s saying "capacity again in 3 s". Request 14
+    // (sent at 3.12 s, deadline 18.12 s) takes the token at 18 s; the next, at 21 s, fits no one's budget
+    // (the last deadline is 19.56 s): 15-20 fail at 18 s. Served: 4 + floor(18 s / 3 s) = 10 tokens.
+    const served = [0, 1, 2, 3, 4, 5, 6, 7, 8, 13];
+    expect(res.map((r) => r.status)).toEqual(CITIES.map((_, i) => (served.includes(i) ? 200 : 502)));
+    expect(answers.map((a) => a.doneMs)).toEqual([
+      0,
+      240,
+      480,
+      720,
+      3_000,
+      6_000,
+      9_000,
+      12_000,
+      15_000,
+      15_000,
+      15_000,
+      15_000,
+      15_000,
+      18_000,
+      ...Array(6).fill(18_000),
+    ]);
+    for (const { sentMs, doneMs } of answers) expect(doneMs - sentMs).toBeLessThanOrEqual(BUDGET_MS);
+    for (const [i, r] of res.entries()) {
+      if (served.includes(i)) {
+        expect(r.body.source).toBe('wttr');
+        expect(r.body.cost_cents).toBe(2);
+      } else {
+        expect(r.body.code, r.text).toBe('upstream_failed');
+        expect(r.body.retry_after_s).toBe(3);
+        expect(r.headers.get('retry-after')).toBe('3');
+        expect(r.body.error).toMatch(/capacity again in 3 s/);
+      }
+    }
+    expect(res.slice(0, 5).map((r) => r.body.providers_asked)).toEqual(
+      Array(5).fill(['open-meteo', 'met-norway', 'wttr']),
+    );
+    expect(res[5]?.body.providers_asked).toBeUndefined(); // only wttr.in was asked: `source` says it
+    expect(time.slept.length).toBeGreaterThan(0);
+    // Each breaker let 5 requests through, 3 attempts each; the forecast and MET were never reached.
+    expect(calls('/v1/search')).toBe(2 * 5 * 3);
+    expect(calls('/v1/forecast')).toBe(0);
+    expect(calls(MET_NORWAY_PATH)).toBe(0);
+    expect(calls('/paris') + CITIES.slice(1).reduce((n, city) => n + calls(`/${city}`), 0)).toBe(10);
+    expect(balances).toEqual(CITIES.map((_, i) => (served.includes(i) ? 48 : 50)));
+    expect(spent).toBe(2 * 10);
   });
 });

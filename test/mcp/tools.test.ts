@@ -108,6 +108,37 @@ describe('MCP tools', () => {
     expect(recent.map((t) => t.operation)).toEqual(['data', 'memory_search']);
   });
 
+  it('data_fetch takes cache_minutes -1 (cached only) and says cache_state and cached_at, free', async () => {
+    const { tools } = await client.listTools();
+    const tool = tools.find((t) => t.name === 'data_fetch');
+    expect(tool?.inputSchema.properties?.cache_minutes).toMatchObject({
+      type: 'integer',
+      minimum: -1,
+      maximum: 1440,
+    });
+    expect(tool?.outputSchema?.properties?.cache_state).toMatchObject({
+      enum: ['fresh', 'hit', 'stale', 'shared_flight'],
+    });
+    expect(tool?.outputSchema?.properties?.cached_at).toBeDefined();
+    expect(tool?.outputSchema?.required).toEqual(expect.arrayContaining(['cache_state', 'cached_at']));
+    expect(tool?.description).toMatch(/-1 means cached only/);
+    const calls = live.calls.length;
+    const cached = await call('data_fetch', { query_type: 'news', query: 'mcp', cache_minutes: -1 });
+    expect(cached.isError).toBeFalsy();
+    expect(cached.structuredContent).toMatchObject({
+      from_cache: true,
+      cost_cents: 0,
+      credit_balance_cents: 45,
+      cache_state: 'hit',
+    });
+    const body = cached.structuredContent as { cached_at: string; fetched_at: string };
+    expect(body.cached_at).toBe(body.fetched_at);
+    const missing = await call('data_fetch', { query_type: 'news', query: 'never', cache_minutes: -1 });
+    expect(missing.isError).toBe(true);
+    expect(textJson(missing)).toMatchObject({ code: 'not_cached' });
+    expect(live.calls.length).toBe(calls);
+  });
+
   it('answers a missing key with how to register and pass one', async () => {
     const anonymous = await h.connect(undefined);
     const res = await call('memory_store', { memory_key: 'k', memory_value: 'v' }, anonymous);
@@ -132,9 +163,10 @@ describe('MCP tools', () => {
     expect(unknown).toMatchObject({ code: 'invalid_input' });
     expect(unknown.error).toMatch(/unknown field\(s\) limt; allowed fields: memory_type, limit/);
     const range = textJson(
-      await call('data_fetch', { query_type: 'weather', query: 'x', cache_minutes: -1 }),
+      await call('data_fetch', { query_type: 'weather', query: 'x', cache_minutes: -2 }),
     );
     expect(range).toMatchObject({ code: 'invalid_input', field: 'cache_minutes' });
+    expect(range.error).toMatch(/cache_minutes must be -1 \(cached only\) or from 0 to 1440/);
     const info = await call('account_info', {});
     expect((info.structuredContent as { credit_balance_cents: number }).credit_balance_cents).toBe(45);
   });

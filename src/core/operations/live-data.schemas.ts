@@ -40,9 +40,17 @@ export function createLiveDataSchemas(limits: Limits) {
     DataInput: z.strictObject({
       query_type: z.enum(QUERY_TYPES).describe('news, search, weather or price.'),
       query: Query,
-      cache_minutes: boundedInt('cache_minutes', 0, limits.cacheMinutesMax)
+      cache_minutes: z
+        .number('cache_minutes must be a number')
+        .int('cache_minutes must be an integer')
+        .min(-1, `cache_minutes must be -1 (cached only) or from 0 to ${limits.cacheMinutesMax}`)
+        .max(limits.cacheMinutesMax, `cache_minutes must be at most ${limits.cacheMinutesMax}`)
         .default(limits.cacheMinutesDefault)
-        .describe('Accept a cached result at most this many minutes old (free); 0 always fetches fresh.'),
+        .describe(
+          'Accept a cached result at most this many minutes old (free); 0 always fetches fresh. -1 means ' +
+            'cached only: a cached result of any age (or one being fetched) free, else 404 not_cached, ' +
+            'never fetching and never charging.',
+        ),
       max_cost_cents: boundedInt('max_cost_cents', 0, 1_000_000)
         .optional()
         .describe(
@@ -68,6 +76,16 @@ export function createLiveDataSchemas(limits: Limits) {
             'order, failed and empty ones included. When every one had no hits, the data is empty.',
         ),
       cache_age_s: z.int().describe('Seconds since the result was fetched (0 when fresh).'),
+      cache_state: z
+        .enum(['fresh', 'hit', 'stale', 'shared_flight'])
+        .describe(
+          'How this answer was served: fresh (fetched for this request), hit (from the cache: within ' +
+            'cache_minutes, within a refresh floor, or cache_minutes -1), stale (every upstream failed; an ' +
+            "older cached result instead), shared_flight (the result of another request's fetch, joined).",
+        ),
+      cached_at: Timestamp.describe(
+        'When the served result was fetched and cached; equal to fetched_at, also when fresh.',
+      ),
       stale: z
         .literal(true)
         .optional()

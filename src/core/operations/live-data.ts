@@ -20,13 +20,16 @@ export function liveDataOperations(schemas: LiveDataSchemas, limits: Limits) {
         'Fetches live data for query: query_type news (latest articles), search (web results), weather (a city) ' +
         'or price (a coin or an ISO currency code, optionally "in eur"). Served from the shared cache, at the ' +
         'cached price, when its result is at most cache_minutes old ' +
-        `(default ${limits.cacheMinutesDefault}, 0-${limits.cacheMinutesMax}; 0 always fetches fresh). ` +
-        '404: no such city or asset, check the spelling. ' +
+        `(default ${limits.cacheMinutesDefault}, 0-${limits.cacheMinutesMax}; 0 always fetches fresh; ` +
+        '-1 means cached only: a cached result of any age, or 404 not_cached, free, never fetching). ' +
+        'cache_state says how the answer was served: fresh, hit, stale or shared_flight. ' +
+        '404 not_found: no such city or asset, check the spelling. ' +
         '502/504: the upstream failed or timed out; nothing was charged, retry later.',
       errors: [
         'insufficient_credits',
         'daily_limit_reached',
         'not_found',
+        'not_cached',
         'forbidden',
         'upstream_failed',
         'upstream_timeout',
