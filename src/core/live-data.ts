@@ -26,30 +26,25 @@
 import type { Clock } from './clock.js';
 import { AppError } from './errors.js';
 import { type ChargeContext, type Ledger, type LedgerRef, loadAccount } from './ledger.js';
+import {
+  answerView,
+  CACHED_ONLY,
+  cacheKey,
+  newer,
+  normalizeQuery,
+  type Served,
+  servedFromCache,
+} from './live-answer.js';
 import type { CachedLiveResult, LiveCache, LiveDataSource } from './live-port.js';
-import type { QueryType } from './model.js';
 import type { Input, Output } from './schemas.js';
 import type { StorePort } from './store-port.js';
 
-/** Unicode NFKC, trimmed, lower-cased, inner whitespace collapsed. */
-export function normalizeQuery(query: string): string {
-  return query.normalize('NFKC').trim().toLowerCase().replace(/\s+/gu, ' ');
-}
-
-export function cacheKey(type: QueryType, normalizedQuery: string): string {
-  return `${type}:${normalizedQuery}`;
-}
+export { cacheKey, normalizeQuery } from './live-answer.js';
 
 type DataOutput = Output<'DataOutput'>;
 
 /** Errors that mean "this agent could not pay", not "the data could not be had". */
 const PAYMENT_REFUSED = new Set(['insufficient_credits', 'daily_limit_reached']);
-
-/** `cache_minutes` meaning "a cached result of any age, or nothing". */
-export const CACHED_ONLY = -1;
-
-/** How an answer was served: fetched for it, from the cache, stale-if-error, or another request's fetch. */
-export type CacheState = 'fresh' | 'hit' | 'stale' | 'shared_flight';
 
 /** Rounds a request follows other instances' flights that end without a result before it fetches itself. */
 const MAX_FOLLOWS = 3;
@@ -71,21 +66,6 @@ interface Outcome {
   response: DataOutput;
 }
 
-/** `entry` when it is newer than `known` (any entry when nothing was known). */
-function newer(entry: CachedLiveResult | undefined, known: CachedLiveResult | undefined) {
-  if (!entry || (known && Date.parse(entry.fetchedAt) <= Date.parse(known.fetchedAt))) return undefined;
-  return entry;
-}
-
-interface Served {
-  fromCache: boolean;
-  cost: number;
-  state: CacheState;
-  stale?: boolean;
-  /** Why the cache was used although cache_minutes asked for fresher data. */
-  freshnessNote?: string;
-}
-
 export function createLiveData(
   store: StorePort,
   ledger: Ledger,
@@ -100,24 +80,8 @@ export function createLiveData(
 
   const ageMs = (result: CachedLiveResult) => clock.now().getTime() - Date.parse(result.fetchedAt);
 
-  function view(result: CachedLiveResult, served: Served, balance: number): DataOutput {
-    return {
-      success: true,
-      data: result.data,
-      from_cache: served.fromCache,
-      cost_cents: served.cost,
-      credit_balance_cents: balance,
-      fetched_at: result.fetchedAt,
-      source: result.source,
-      ...(result.asOf === undefined ? {} : { as_of: result.asOf }),
-      ...(result.providersAsked === undefined ? {} : { providers_asked: result.providersAsked }),
-      cache_age_s: served.fromCache ? Math.max(0, Math.floor(ageMs(result) / 1000)) : 0,
-      cache_state: served.state,
-      cached_at: result.fetchedAt,
-      ...(served.stale ? { stale: true } : {}),
-      ...(served.freshnessNote ? { freshness_note: served.freshnessNote } : {}),
-    };
-  }
+  const view = (result: CachedLiveResult, served: Served, balance: number): DataOutput =>
+    answerView(result, served, balance, ageMs(result));
 
   /**
    * An answer served from the cache, at the cached price (0: free, so no debit, and the idempotency record,
@@ -143,30 +107,8 @@ export function createLiveData(
     });
   }
 
-  /** Serves the cache when fresh enough for the request, or when the data cannot be fresher anyway. */
-  function fromCache(
-    cached: CachedLiveResult | undefined,
-    cacheMinutes: number,
-    cachedPrice: number,
-  ): Served | undefined {
-    if (!cached) return undefined;
-    const age = ageMs(cached);
-    if (cacheMinutes > 0 && age <= cacheMinutes * 60_000) {
-      return { fromCache: true, cost: cachedPrice, state: 'hit' };
-    }
-    const floorS = cached.refreshFloorS ?? 0;
-    if (floorS > 0 && age <= floorS * 1000) {
-      return {
-        fromCache: true,
-        cost: cachedPrice,
-        state: 'hit',
-        freshnessNote:
-          `${cached.source} publishes new data at most every ${Math.round(floorS / 60)} minutes; ` +
-          'served from cache free although cache_minutes asked for fresher data.',
-      };
-    }
-    return undefined;
-  }
+  const fromCache = (cached: CachedLiveResult | undefined, cacheMinutes: number, cachedPrice: number) =>
+    cached && servedFromCache(cached, cacheMinutes, cachedPrice, ageMs(cached));
 
   /** The leader's path: reserve, fetch, debit (and record), cache. */
   async function fetchAndCharge({ agentId, input, ctx, query, key, ref }: DataRequest): Promise<Outcome> {
