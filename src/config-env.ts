@@ -122,6 +122,7 @@ export const EnvSchema = z.object({
   AC_PRICE_PROVIDERS: providerList(PROVIDER_IDS.price),
   AC_NEWS_PROVIDERS: providerList(PROVIDER_IDS.news),
   AC_SEARCH_PROVIDERS: providerList(PROVIDER_IDS.search),
+  AC_GEOCODING_PROVIDERS: providerList(PROVIDER_IDS.geocoding),
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: Port.default(8787),
   DATA_DIR: Optional,

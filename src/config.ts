@@ -206,6 +206,7 @@ function liveConfig(e: z.output<typeof EnvSchema>): LiveConfig {
       ...(e.AC_PRICE_PROVIDERS && { price: e.AC_PRICE_PROVIDERS }),
       ...(e.AC_NEWS_PROVIDERS && { news: e.AC_NEWS_PROVIDERS }),
       ...(e.AC_SEARCH_PROVIDERS && { search: e.AC_SEARCH_PROVIDERS }),
+      ...(e.AC_GEOCODING_PROVIDERS && { geocoding: e.AC_GEOCODING_PROVIDERS }),
     },
     apiKeys,
   };

@@ -7,7 +7,7 @@ import { AppError } from '../core/errors.js';
 import type { LiveResult } from '../core/live-port.js';
 import { buildUrl, type HttpClient, type Upstream } from './http-client.js';
 import { baseUrl, type LiveConfig } from './live-config.js';
-import { coinSymbol, type PriceQuery } from './price-query.js';
+import { coinSymbol, type PriceQuery, stockHint } from './price-query.js';
 import type { ProviderDescriptor } from './provider-descriptor.js';
 
 export const COINBASE: Upstream = { id: 'coinbase', name: 'Coinbase', kind: 'price' };
@@ -31,10 +31,11 @@ const spotSchema = z.object({
   }),
 });
 
-function unknownPair(asset: string, quote: string): AppError {
+function unknownPair(query: PriceQuery): AppError {
+  const { asset, quote } = query;
   return new AppError(
     'not_found',
-    `Coinbase has no ${quote} price for "${asset}"; use a coin symbol like "btc" or a name like "bitcoin".`,
+    `Coinbase has no ${quote} price for "${asset}"; use a coin symbol like "btc" or a name like "bitcoin".${stockHint(query)}`,
     { source: COINBASE.id },
   );
 }
@@ -46,14 +47,13 @@ export async function fetchCoinbasePrice(
   deadline?: number,
 ): Promise<LiveResult> {
   const coin = coinSymbol(parsed.asset);
-  if (!coin) throw unknownPair(parsed.asset, parsed.quote);
+  if (!coin) throw unknownPair(parsed);
   const pair = `${coin.symbol}-${parsed.quote}`;
   const url = buildUrl(baseUrl(config, 'coinbase', COINBASE), `/v2/prices/${encodeURIComponent(pair)}/spot`);
   const { data } = await http.getJson(COINBASE, url, spotSchema, {
     deadline,
     // 404: unknown currency; 400: invalid pair.
-    onStatus: (status) =>
-      status === 404 || status === 400 ? unknownPair(parsed.asset, parsed.quote) : undefined,
+    onStatus: (status) => (status === 404 || status === 400 ? unknownPair(parsed) : undefined),
   });
   return {
     source: COINBASE.id,

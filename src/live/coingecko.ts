@@ -7,7 +7,7 @@ import { AppError } from '../core/errors.js';
 import type { LiveResult } from '../core/live-port.js';
 import { buildUrl, type HttpClient, type Upstream, upstreamLabel } from './http-client.js';
 import { baseUrl, type LiveConfig } from './live-config.js';
-import type { PriceQuery } from './price-query.js';
+import { type PriceQuery, stockHint } from './price-query.js';
 import type { ProviderDescriptor } from './provider-descriptor.js';
 import { cleanText } from './text.js';
 
@@ -54,9 +54,7 @@ export function pickCoin(coins: readonly Coin[], asked: string): Coin | undefine
 
 /** No such coin; for a ticker-shaped query, also that stocks need a Finnhub key (none is configured then). */
 function noSuchAsset(query: PriceQuery): string {
-  const coin = `No asset called "${query.asset}" was found; use a coin name like "bitcoin", a symbol like "btc", or an ISO currency code like "eur"`;
-  if (!query.ticker) return `${coin}.`;
-  return `${coin}. If you meant the stock ${query.ticker}: stock prices need a Finnhub key (AC_FINNHUB_API_KEY), which the operator has not set.`;
+  return `No asset called "${query.asset}" was found; use a coin name like "bitcoin", a symbol like "btc", or an ISO currency code like "eur".${stockHint(query)}`;
 }
 
 export async function fetchCryptoPrice(

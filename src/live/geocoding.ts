@@ -1,12 +1,14 @@
 /**
- * The Open-Meteo geocoder (keyless), shared by the weather providers that need coordinates for a place name
- * (Open-Meteo's forecast, MET Norway's Locationforecast): one call, one not-found rule, one normalised
- * `location` and `alternatives`, so that both answer the same place in the same words.
+ * The Open-Meteo geocoder (keyless): Open-Meteo's forecast asks it directly, and it is the first member of
+ * the geocoding chain that MET Norway's Locationforecast asks (Nominatim next). One not-found rule, one
+ * normalised `location` and `alternatives`, so that every weather provider answers a place in the same words.
  */
 import { z } from 'zod';
 import { AppError } from '../core/errors.js';
+import type { LiveResult } from '../core/live-port.js';
 import { buildUrl, type HttpClient, type Upstream } from './http-client.js';
 import { baseUrl, type LiveConfig } from './live-config.js';
+import type { GeocodedPlace, Place } from './provider-descriptor.js';
 import { cleanText } from './text.js';
 
 /** Open-Meteo, whose geocoder this is: its failures are reported under its name, whoever asked. */
@@ -24,17 +26,10 @@ const placeSchema = z.object({
   country_code: z.string().nullish(),
   admin1: z.string().nullish(),
   timezone: z.string().nullish(),
-});
-export type Place = z.infer<typeof placeSchema>;
+}) satisfies z.ZodType<Place>;
 
 /** No match: the `results` key is missing. */
 const geocodingSchema = z.object({ results: z.array(placeSchema).optional() });
-
-/** The best match and the other candidates, in the geocoder's order. */
-export interface GeocodedPlace {
-  place: Place;
-  others: Place[];
-}
 
 /** "paris, fr" → name "paris", country code "FR"; anything else is all name. */
 export function parsePlaceQuery(query: string): { name: string; countryCode?: string } {
@@ -72,6 +67,21 @@ export async function geocodePlace(
     );
   }
   return { place, others };
+}
+
+/** The geocoding chain's member: the same call, its place and candidates as the result's `data`. */
+export async function fetchOpenMeteoPlaces(
+  http: HttpClient,
+  config: LiveConfig,
+  query: string,
+  deadline: number,
+): Promise<LiveResult> {
+  return { source: OPEN_METEO.id, data: { ...(await geocodePlace(http, config, query, deadline)) } };
+}
+
+/** The GeocodedPlace a geocoding chain's result holds. */
+export function placesOf(data: LiveResult['data']): GeocodedPlace {
+  return data as unknown as GeocodedPlace;
 }
 
 function placeText(value: string | null | undefined): string | null {

@@ -8,7 +8,7 @@ import { AppError } from '../core/errors.js';
 import type { LiveResult } from '../core/live-port.js';
 import { buildUrl, type HttpClient, softFailure, type Upstream } from './http-client.js';
 import { baseUrl, type LiveConfig } from './live-config.js';
-import { coinSymbol, type PriceQuery } from './price-query.js';
+import { coinSymbol, type PriceQuery, stockHint } from './price-query.js';
 import type { ProviderDescriptor } from './provider-descriptor.js';
 
 export const KRAKEN: Upstream = { id: 'kraken', name: 'Kraken', kind: 'price' };
@@ -35,10 +35,11 @@ const tickerSchema = z.object({
   result: z.record(z.string(), z.object({ c: z.tuple([decimal], z.string()) })).optional(),
 });
 
-function unknownPair(asset: string, quote: string): AppError {
+function unknownPair(query: PriceQuery): AppError {
+  const { asset, quote } = query;
   return new AppError(
     'not_found',
-    `Kraken trades no "${asset}" against ${quote}; use a coin symbol like "btc" or a name like "bitcoin".`,
+    `Kraken trades no "${asset}" against ${quote}; use a coin symbol like "btc" or a name like "bitcoin".${stockHint(query)}`,
     { source: KRAKEN.id },
   );
 }
@@ -50,7 +51,7 @@ export async function fetchKrakenPrice(
   deadline?: number,
 ): Promise<LiveResult> {
   const coin = coinSymbol(parsed.asset);
-  if (!coin) throw unknownPair(parsed.asset, parsed.quote);
+  if (!coin) throw unknownPair(parsed);
   const base = KRAKEN_ASSETS[coin.symbol] ?? coin.symbol;
   const url = buildUrl(baseUrl(config, 'kraken', KRAKEN), '/0/public/Ticker', {
     pair: `${base}${parsed.quote}`,
@@ -59,7 +60,7 @@ export async function fetchKrakenPrice(
 
   if (body.error.length > 0) {
     if (body.error.some((error) => error.startsWith('EQuery:Unknown asset pair'))) {
-      throw unknownPair(parsed.asset, parsed.quote);
+      throw unknownPair(parsed);
     }
     throw softFailure(KRAKEN, 'with an error', new Error(`Kraken error: ${body.error.join('; ')}`));
   }

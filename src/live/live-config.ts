@@ -24,8 +24,11 @@ export interface LiveConfig {
    * real public hosts; a URL without a default (`searxng`) is absent unless set.
    */
   urls: Readonly<Record<string, string>>;
-  /** Which providers each chain holds, in order (default: every provider of the kind, in list order). */
-  providers?: Partial<Record<QueryType, readonly string[]>>;
+  /**
+   * Which providers each chain holds, in order (default: every provider of the kind, in list order);
+   * `geocoding` is the chain that gives MET Norway its coordinates.
+   */
+  providers?: Partial<Record<QueryType | 'geocoding', readonly string[]>>;
   /** API keys by provider id (`brave`, `coingecko`, `finnhub`, …); a keyed provider reads its own. */
   apiKeys?: Readonly<Record<string, string>>;
 }

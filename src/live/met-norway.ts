@@ -1,8 +1,9 @@
 /**
  * Weather from MET Norway's Locationforecast 2.0 (keyless; the Norwegian Meteorological Institute, global
- * coverage): coordinates from the shared Open-Meteo geocoder, then `/weatherapi/locationforecast/2.0/compact`
+ * coverage): coordinates from the geocoding chain (Open-Meteo's geocoder, then Nominatim), then `/weatherapi/locationforecast/2.0/compact`
  * for them, normalised into the same weather `data` contract as Open-Meteo and wttr.in. It runs on other
- * hosts than Open-Meteo's forecast, so weather keeps answering while that one is down or out of tokens.
+ * hosts than Open-Meteo's, and finds its places without Open-Meteo too, so weather keeps answering while
+ * Open-Meteo is down or out of tokens.
  *
  * Its terms: an identifying User-Agent (the HTTP client sends the service's on every call; without one the
  * answer is 403), at most 4 decimals in coordinates, at most 20 requests/s per application. Its
@@ -10,10 +11,10 @@
  */
 import { z } from 'zod';
 import type { LiveResult } from '../core/live-port.js';
-import { describeAlternatives, describePlace, geocodePlace } from './geocoding.js';
+import { describeAlternatives, describePlace } from './geocoding.js';
 import { buildUrl, type HttpClient, type Upstream } from './http-client.js';
 import { baseUrl, type LiveConfig } from './live-config.js';
-import type { ProviderDescriptor } from './provider-descriptor.js';
+import type { ProviderDescriptor, ProviderTools } from './provider-descriptor.js';
 import { cleanText } from './text.js';
 import { describeWeatherCode } from './wmo-codes.js';
 
@@ -107,9 +108,10 @@ export async function fetchMetNorwayWeather(
   http: HttpClient,
   config: LiveConfig,
   query: string,
-  deadline?: number,
+  deadline: number,
+  tools: ProviderTools,
 ): Promise<LiveResult> {
-  const { place, others } = await geocodePlace(http, config, query, deadline);
+  const { place, others } = await tools.geocode(query, deadline);
 
   const url = buildUrl(baseUrl(config, 'metNorway', MET_NORWAY), LOCATIONFORECAST_PATH, {
     lat: coordinate(place.latitude),

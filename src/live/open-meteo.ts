@@ -8,6 +8,7 @@ import type { LiveResult } from '../core/live-port.js';
 import {
   describeAlternatives,
   describePlace,
+  fetchOpenMeteoPlaces,
   GEOCODING_URL_KEY,
   geocodePlace,
   OPEN_METEO,
@@ -21,7 +22,8 @@ export { OPEN_METEO, parsePlaceQuery } from './geocoding.js';
 
 export const OPEN_METEO_PROVIDER: ProviderDescriptor = {
   id: OPEN_METEO.id,
-  serves: { weather: fetchWeather },
+  // Its geocoder is also the geocoding chain's first member (for MET Norway); its forecast asks it directly.
+  serves: { weather: fetchWeather, geocoding: fetchOpenMeteoPlaces },
   urls: {
     [GEOCODING_URL_KEY]: {
       variable: 'AC_OPEN_METEO_GEOCODING_URL',

@@ -97,6 +97,16 @@ export interface PriceQuery {
   ticker?: string;
 }
 
+/**
+ * The sentence a crypto provider ends its "no such coin" 404 with: for a ticker-shaped query (a stock was
+ * possible but no stock provider is configured), that stock prices need AC_FINNHUB_API_KEY.
+ */
+export function stockHint(query: PriceQuery): string {
+  return query.ticker
+    ? ` If you meant the stock ${query.ticker}: stock prices need a Finnhub key (AC_FINNHUB_API_KEY), which the operator has not set.`
+    : '';
+}
+
 export interface ParseOptions {
   /** Whether a stock provider is configured: then an unmarked plain ticker ("aapl") is priced as a stock. */
   stocks?: boolean;

@@ -7,7 +7,9 @@
  * with no hits) moves on to the next provider; only when every provider that answered was empty is the
  * answer empty. "Not found" from one provider does not stop the chain (another may know the place or
  * asset), but if nobody found it and some provider said so, the answer is not_found. Every answer names
- * the providers asked.
+ * the providers asked. A provider whose own call needed another chain's provider that lacked only a token
+ * (MET Norway waiting for a geocoder: a NoCapacityError) counts as lacking a token itself: it is not
+ * blamed, and it is tried again after the wait.
  */
 import { AppError, type ErrorDetails } from '../core/errors.js';
 import type { LiveResult } from '../core/live-port.js';
@@ -19,7 +21,31 @@ export interface Provider<Q = string> {
   id: string;
   /** Sustained calls per minute this service allows itself (below the published limit). */
   perMinute: number;
+  /** Its bucket's size (default: ten seconds' worth). */
+  burst?: number;
   fetch(query: Q, deadline: number): Promise<LiveResult>;
+}
+
+export interface FetchOptions {
+  /** A deadline (epoch ms) of the caller, when it is sooner than this chain's own budget. */
+  deadline?: number;
+  /**
+   * Whether to wait for a token when that is all that is missing (default true). A chain asked by another
+   * chain's provider does not wait: it throws a NoCapacityError at once, and the asking chain decides.
+   */
+  waitForTokens?: boolean;
+}
+
+/** Every provider left lacks only a token; one has capacity again in `waitMs`. An upstream_failed AppError. */
+export class NoCapacityError extends AppError {
+  constructor(
+    readonly waitMs: number,
+    message: string,
+    details: ErrorDetails,
+    cause?: unknown,
+  ) {
+    super('upstream_failed', message, details, cause);
+  }
 }
 
 export interface ChainOptions {
@@ -60,7 +86,7 @@ export class ProviderChain<Q = string> {
     this.guarded = providers.map((provider) => ({
       provider,
       breaker: new CircuitBreaker({ ...options.breaker, now: this.now }),
-      bucket: new TokenBucket(provider.perMinute, undefined, this.now),
+      bucket: new TokenBucket(provider.perMinute, provider.burst, this.now),
     }));
   }
 
@@ -73,8 +99,8 @@ export class ProviderChain<Q = string> {
     return Object.fromEntries(this.guarded.map((g) => [g.provider.id, g.breaker.state]));
   }
 
-  async fetch(query: Q): Promise<LiveResult> {
-    const deadline = this.now() + this.budgetMs;
+  async fetch(query: Q, options: FetchOptions = {}): Promise<LiveResult> {
+    const deadline = Math.min(options.deadline ?? Number.POSITIVE_INFINITY, this.now() + this.budgetMs);
     const failures: AppError[] = [];
     const asked: string[] = [];
     let notFound: AppError | undefined;
@@ -100,6 +126,14 @@ export class ProviderChain<Q = string> {
           }
           return this.answer(result, asked);
         } catch (err) {
+          if (err instanceof NoCapacityError) {
+            // Its call waited on another chain's token, not on this provider: try it again after the wait.
+            asked.pop();
+            bucket.refund();
+            breaker.cancel();
+            tokenWait = Math.min(tokenWait ?? Number.POSITIVE_INFINITY, err.waitMs);
+            continue;
+          }
           const error = err instanceof AppError ? err : new AppError('upstream_failed', String(err), {}, err);
           if (error.code === 'not_found') {
             breaker.success(); // the upstream works; it just does not know this query
@@ -112,7 +146,9 @@ export class ProviderChain<Q = string> {
         }
       }
       if (tokenWait === undefined) break;
-      if (tokenWait > deadline - this.now()) throw this.noCapacity(tokenWait, failures);
+      if (options.waitForTokens === false || tokenWait > deadline - this.now()) {
+        throw this.noCapacity(tokenWait, failures);
+      }
       await this.sleep(Math.max(1, tokenWait));
     }
     if (empty) return this.answer(empty, asked);
@@ -126,10 +162,10 @@ export class ProviderChain<Q = string> {
   }
 
   /** A provider lacks only a token, and the wait for it does not fit this request's budget. */
-  private noCapacity(waitMs: number, failures: AppError[]): AppError {
+  private noCapacity(waitMs: number, failures: AppError[]): NoCapacityError {
     const seconds = Math.max(1, Math.ceil(waitMs / 1000));
-    return new AppError(
-      'upstream_failed',
+    return new NoCapacityError(
+      waitMs,
       `Every ${this.label} upstream is busy or failing, and the next has capacity again in ${seconds} s, ` +
         `longer than this request can wait; nothing was charged, try again in ${seconds} s.`,
       { source: this.providerIds.join(','), retry_after_s: seconds },

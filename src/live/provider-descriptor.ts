@@ -4,12 +4,41 @@
  * the configuration's variables and the test helpers all read these declarations; none repeats them.
  */
 import type { LiveResult } from '../core/live-port.js';
-import type { QueryType } from '../core/model.js';
+import { QUERY_TYPES, type QueryType } from '../core/model.js';
 import type { HttpClient } from './http-client.js';
 import type { LiveConfig } from './live-config.js';
 import type { PriceQuery } from './price-query.js';
 
 export type PriceKind = PriceQuery['kind'];
+
+/** A place as the geocoders describe it (Open-Meteo's field names; others are mapped to them). */
+export interface Place {
+  name: string;
+  latitude: number;
+  longitude: number;
+  /** Metres, when the geocoder knows it. */
+  elevation?: number | null;
+  country?: string | null;
+  country_code?: string | null;
+  /** The first-level region: a state, a province. */
+  admin1?: string | null;
+  timezone?: string | null;
+}
+
+/** A place and the other candidates of its name, as a geocoder found them (geocoding.ts). */
+export interface GeocodedPlace {
+  place: Place;
+  others: Place[];
+}
+
+/** What the chains lend a provider's fetch: the geocoding chain, for providers that need coordinates. */
+export interface ProviderTools {
+  /**
+   * Geocodes a place query through the geocoding chain (cached). AppError `not_found` when no geocoder
+   * knows it; a NoCapacityError when a geocoder only lacks a token (the caller's chain may wait for it).
+   */
+  geocode(query: string, deadline: number): Promise<GeocodedPlace>;
+}
 
 /** One call to the upstream; `deadline` is the chain's (epoch ms). Throws AppError only. */
 export type ProviderFetch<Q = string> = (
@@ -17,11 +46,14 @@ export type ProviderFetch<Q = string> = (
   config: LiveConfig,
   query: Q,
   deadline: number,
+  tools: ProviderTools,
 ) => Promise<LiveResult>;
 
 /** The kinds of data a provider serves, each with its fetch; a price provider also names its asset kinds. */
 export interface ProviderServes {
   weather?: ProviderFetch;
+  /** Geocoding for the weather providers that need coordinates: `data` is a GeocodedPlace. */
+  geocoding?: ProviderFetch;
   news?: ProviderFetch;
   search?: ProviderFetch;
   price?: { kinds: readonly PriceKind[]; fetch: ProviderFetch<PriceQuery> };
@@ -53,10 +85,17 @@ export interface ProviderDescriptor {
   perMinute: number;
   /** The rate when its (optional) API key is set, if the upstream allows more then. */
   perMinuteWithKey?: number;
+  /** Its token bucket's size (default: ten seconds' worth); 1 for an upstream that allows no bursts. */
+  burst?: number;
 }
 
-/** The kinds of data a chain serves; prices go to one chain per asset kind. */
-export type ChainKind = QueryType;
+/**
+ * The kinds of data a chain serves; prices go to one chain per asset kind. `geocoding` is the chain that
+ * turns place names into coordinates for the weather providers that need them.
+ */
+export type ChainKind = QueryType | 'geocoding';
+
+export const CHAIN_KINDS: readonly ChainKind[] = [...QUERY_TYPES, 'geocoding'];
 
 export function servesKind(provider: ProviderDescriptor, kind: ChainKind): boolean {
   return provider.serves[kind] !== undefined;

@@ -14,6 +14,7 @@ import { GOOGLE_NEWS_PROVIDER } from './google-news.js';
 import { HN_ALGOLIA_PROVIDER } from './hn-algolia.js';
 import { KRAKEN_PROVIDER } from './kraken.js';
 import { MET_NORWAY_PROVIDER } from './met-norway.js';
+import { NOMINATIM_PROVIDER } from './nominatim.js';
 import { OPEN_METEO_PROVIDER } from './open-meteo.js';
 import type { ProviderDescriptor } from './provider-descriptor.js';
 import { DUCKDUCKGO_PROVIDER } from './reference-search.js';
@@ -21,11 +22,12 @@ import { SEARXNG_PROVIDER } from './searxng.js';
 import { WTTR_PROVIDER } from './wttr.js';
 
 export const PROVIDERS: readonly ProviderDescriptor[] = [
-  // weather: MET Norway before wttr.in, a national service on other hosts than Open-Meteo's forecast; it
-  // shares Open-Meteo's geocoder, so wttr.in, which geocodes itself, stays last
+  // weather: MET Norway before wttr.in, a national service on other hosts than Open-Meteo's; wttr.in, which
+  // geocodes itself, stays last. Geocoding (for MET Norway): Open-Meteo's geocoder, then Nominatim.
   OPEN_METEO_PROVIDER,
   MET_NORWAY_PROVIDER,
   WTTR_PROVIDER,
+  NOMINATIM_PROVIDER,
   // price
   FRANKFURTER_PROVIDER,
   COINGECKO_PROVIDER,

@@ -3,12 +3,20 @@
  * the configuration lets join (its required key or URL set) as a chain member, its fetch bound to the
  * shared HTTP client and the configuration, its token-bucket rate taken from its descriptor.
  */
-import { QUERY_TYPES } from '../core/model.js';
 import type { HttpClient } from './http-client.js';
 import type { LiveConfig } from './live-config.js';
 import type { PriceQuery } from './price-query.js';
 import type { Provider } from './provider-chain.js';
-import { type ChainKind, canJoin, type PriceKind, rateOf, servesKind } from './provider-descriptor.js';
+import {
+  CHAIN_KINDS,
+  type ChainKind,
+  canJoin,
+  type PriceKind,
+  type ProviderDescriptor,
+  type ProviderTools,
+  rateOf,
+  servesKind,
+} from './provider-descriptor.js';
 import { PROVIDERS } from './provider-list.js';
 
 /** A price provider also says which kinds of asset it prices. */
@@ -23,7 +31,7 @@ export function providerIds(kind: ChainKind): string[] {
 
 /** Each chain's default order, and the ids each AC_*_PROVIDERS variable accepts. */
 export const PROVIDER_IDS: Readonly<Record<ChainKind, readonly string[]>> = Object.freeze(
-  Object.fromEntries(QUERY_TYPES.map((kind) => [kind, Object.freeze(providerIds(kind))])) as Record<
+  Object.fromEntries(CHAIN_KINDS.map((kind) => [kind, Object.freeze(providerIds(kind))])) as Record<
     ChainKind,
     readonly string[]
   >,
@@ -38,24 +46,30 @@ function joining(config: LiveConfig) {
   return PROVIDERS.filter((provider) => canJoin(provider, config));
 }
 
-/** The weather, news or search chain's members, in the configured order. */
+/** Its bucket as a chain member: the rate this instance may use, and the descriptor's burst if it sets one. */
+function bucketOf(provider: ProviderDescriptor, config: LiveConfig) {
+  return { perMinute: rateOf(provider, config), ...(provider.burst && { burst: provider.burst }) };
+}
+
+/** The weather, news, search or geocoding chain's members, in the configured order. */
 export function chainMembers(
   kind: Exclude<ChainKind, 'price'>,
   http: HttpClient,
   config: LiveConfig,
+  tools: ProviderTools,
 ): Provider[] {
   const members = joining(config).flatMap((provider): Provider[] => {
     const fetch = provider.serves[kind];
     if (!fetch) return [];
     return [
-      { id: provider.id, perMinute: rateOf(provider, config), fetch: (q, d) => fetch(http, config, q, d) },
+      { id: provider.id, ...bucketOf(provider, config), fetch: (q, d) => fetch(http, config, q, d, tools) },
     ];
   });
   return ordered(members, config.providers?.[kind] ?? PROVIDER_IDS[kind]);
 }
 
 /** Every price provider, in the configured order; each price goes to those of its asset kind. */
-export function priceMembers(http: HttpClient, config: LiveConfig): PriceProvider[] {
+export function priceMembers(http: HttpClient, config: LiveConfig, tools: ProviderTools): PriceProvider[] {
   const members = joining(config).flatMap((provider): PriceProvider[] => {
     const price = provider.serves.price;
     if (!price) return [];
@@ -63,8 +77,8 @@ export function priceMembers(http: HttpClient, config: LiveConfig): PriceProvide
       {
         id: provider.id,
         kinds: price.kinds,
-        perMinute: rateOf(provider, config),
-        fetch: (q, d) => price.fetch(http, config, q, d),
+        ...bucketOf(provider, config),
+        fetch: (q, d) => price.fetch(http, config, q, d, tools),
       },
     ];
   });

@@ -36,6 +36,12 @@ export class TokenBucket {
     return true;
   }
 
+  /** Gives back a token taken for a call that was not made (never above the bucket's size). */
+  refund(): void {
+    this.refill();
+    this.tokens = Math.min(this.burst, this.tokens + 1);
+  }
+
   /** Milliseconds until a token is available: 0 when one is now, otherwise at least 1. */
   msUntilToken(): number {
     this.refill();

@@ -54,6 +54,12 @@ async function debits(query: string): Promise<number> {
   return rows[0].n;
 }
 
+/** Waits until some instance holds the lease of `key` (its fetch is under way). */
+async function flightStarted(key: string): Promise<void> {
+  while ((await admin.query('SELECT 1 FROM live_flights WHERE key = $1', [key])).rowCount === 0)
+    await sleep(5);
+}
+
 /** An upstream whose first call answers (or fails) only when the test opens it; later calls at once. */
 function gatedUpstream(outcome: (query: string) => LiveResult | AppError) {
   let open: (() => void) | undefined;
@@ -244,14 +250,60 @@ describe('live data shared by instances on PostgreSQL', () => {
     ).toEqual([]);
   });
 
+  it('cache_minutes -1 on another instance: any age from the shared cache, a flight under way, or 404 free', async () => {
+    const [payer, reader] = [await a.register(), await a.register()];
+    const fresh = await data(a, payer, { query_type: 'weather', query: 'Reykjavik' });
+    expect(fresh.body).toMatchObject({ from_cache: false, cost_cents: 2 });
+    const calls = live.calls.length;
+
+    // Three days later, an instance that never saw it serves the shared row, whatever its age, free.
+    clock.advance(3 * 24 * 3_600_000);
+    const old = await data(b, reader, { query_type: 'weather', query: 'reykjavik', cache_minutes: -1 });
+    expect(old.status).toBe(200);
+    expect(old.body).toMatchObject({
+      from_cache: true,
+      cost_cents: 0,
+      cache_state: 'hit',
+      cached_at: fresh.body.fetched_at,
+      data: fresh.body.data,
+      credit_balance_cents: 50,
+    });
+    expect(live.calls.length).toBe(calls);
+
+    // A query under way on A: C, asking cached-only, joins the flight instead of refusing.
+    const upstream = gatedUpstream((query) => ({ data: { echo: query }, source: 'fake' }));
+    const leader = data(a, payer, { query_type: 'news', query: 'cached only flight' });
+    await flightStarted('news:cached only flight');
+    const follower = data(c, reader, { query_type: 'news', query: 'cached only flight', cache_minutes: -1 });
+    await upstream.release(200);
+    expect((await leader).body).toMatchObject({ from_cache: false, cost_cents: 2 });
+    expect((await follower).body).toMatchObject({
+      from_cache: true,
+      cost_cents: 0,
+      credit_balance_cents: 50,
+    });
+    expect(await debits('cached only flight')).toBe(1);
+
+    // Nothing cached anywhere and nothing in flight: 404 not_cached on every instance, no upstream call, free.
+    const before = live.calls.length;
+    for (const server of instances) {
+      const missing = await data(server, reader, {
+        query_type: 'price',
+        query: 'nowhere coin',
+        cache_minutes: -1,
+      });
+      expect(missing.status).toBe(404);
+      expect(missing.body.code).toBe('not_cached');
+    }
+    expect(live.calls.length).toBe(before);
+    expect(await balance(reader)).toBe(50);
+  });
+
   it('max_cost_cents below the fresh price follows a flight under way on another instance', async () => {
     const [payer, frugal] = [await a.register(), await a.register()];
     const upstream = gatedUpstream((query) => ({ data: { echo: query }, source: 'fake' }));
     const leader = data(a, payer, { query_type: 'news', query: 'in flight' });
-    while (
-      (await admin.query('SELECT 1 FROM live_flights WHERE key = $1', ['news:in flight'])).rowCount === 0
-    )
-      await sleep(5);
+    await flightStarted('news:in flight');
     const follower = data(b, frugal, { query_type: 'news', query: 'in flight', max_cost_cents: 0 });
     await upstream.release(200);
     expect((await leader).body).toMatchObject({ from_cache: false, cost_cents: 2 });

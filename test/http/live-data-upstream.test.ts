@@ -5,6 +5,7 @@ import { closedPortUrl, type FakeUpstream, startFakeUpstream } from '../fakes/fa
 import { GDELT_PATH } from '../fixtures/live/gdelt.js';
 import { GOOGLE_NEWS_EMPTY, GOOGLE_NEWS_PATH, GOOGLE_NEWS_RUST } from '../fixtures/live/google-news.js';
 import { MET_NORWAY_PARIS, MET_NORWAY_PATH } from '../fixtures/live/met-norway.js';
+import { NOMINATIM_PARIS, NOMINATIM_PATH } from '../fixtures/live/nominatim.js';
 import { FORECAST_PARIS, GEOCODING_PARIS } from '../fixtures/live/open-meteo.js';
 import { WTTR_PARIS } from '../fixtures/live/wttr.js';
 import { type ApiResponse, ManualClock, startTestServer, type TestServer } from '../helpers/test-server.js';
@@ -359,6 +360,9 @@ describe('live data: a burst of 20 cities with Open-Meteo down', () => {
     upstream = await startFakeUpstream({
       '/v1/forecast': { status: 500 },
       [MET_NORWAY_PATH]: { json: MET_NORWAY_PARIS },
+      [NOMINATIM_PATH]: (req) => ({
+        json: NOMINATIM_PARIS.map((place) => ({ ...place, name: req.query.q })),
+      }),
       ...Object.fromEntries(CITIES.map((city) => [`/${city}`, { json: WTTR_PARIS }])),
     });
   });
@@ -376,9 +380,15 @@ describe('live data: a burst of 20 cities with Open-Meteo down', () => {
             openMeteoGeocoding: upstream.url,
             openMeteoForecast: upstream.url,
             metNorway: upstream.url,
+            nominatim: upstream.url,
             wttr: upstream.url,
           },
-          { providers: { weather: ['open-meteo', 'met-norway', 'wttr'] } },
+          {
+            providers: {
+              weather: ['open-meteo', 'met-norway', 'wttr'],
+              geocoding: ['open-meteo', 'nominatim'],
+            },
+          },
         ),
         { now: time.now, sleep: time.sleep },
       ),
@@ -459,58 +469,57 @@ describe('live data: a burst of 20 cities with Open-Meteo down', () => {
     expect(spent).toBe(2 * 20);
     for (const r of res) expect(r.body.cost_cents).toBe(2);
   });
-  it('geocoder dead too: only wttr.in can answer; 10 answer 200 within the budget, 10 get a free 502 with retry_after_s 3', async () => {
+  it('Open-Meteo dead, geocoder too: all 20 answer 200 within the budget, MET Norway finding places with Nominatim', async () => {
     upstream.route('/v1/search', { status: 500 });
     const { time, answers, res, balances, spent, calls } = await burst();
-    // Open-Meteo and MET Norway both need the geocoder: requests 1-5 fail on both (3 attempts each), and
-    // both breakers open for 60 s. wttr.in (burst 4, one token every 3 s) answers 1-4 at once; from request 5
-    // (0.96 s, 0.32 tokens) on, every request waits for its next token, the longest-waiting first: 5 at 3 s,
-    // 6 at 6 s, 7 at 9 s, 8 at 12 s, 9 at 15 s. Then the next token is at 18 s, beyond the 15 s budget of
-    // requests 10-13 (sent at 2.16-2.88 s): they fail at 15 s saying "capacity again in 3 s". Request 14
-    // (sent at 3.12 s, deadline 18.12 s) takes the token at 18 s; the next, at 21 s, fits no one's budget
-    // (the last deadline is 19.56 s): 15-20 fail at 18 s. Served: 4 + floor(18 s / 3 s) = 10 tokens.
-    const served = [0, 1, 2, 3, 4, 5, 6, 7, 8, 13];
-    expect(res.map((r) => r.status)).toEqual(CITIES.map((_, i) => (served.includes(i) ? 200 : 502)));
-    expect(answers.map((a) => a.doneMs)).toEqual([
-      0,
-      240,
-      480,
-      720,
-      3_000,
-      6_000,
-      9_000,
-      12_000,
-      15_000,
-      15_000,
-      15_000,
-      15_000,
-      15_000,
-      18_000,
-      ...Array(6).fill(18_000),
+    // Open-Meteo's forecast needs its own geocoder: requests 1-5 fail there (3 attempts each) and its breaker
+    // opens. MET Norway asks the geocoding chain: Open-Meteo's geocoder fails too (its breaker opens after 5
+    // requests), Nominatim answers, one call every 1.2 s and never two at once. A request that finds
+    // Nominatim without a token goes to wttr.in (burst 4, then a token every 3 s) or, with wttr.in empty
+    // too, waits for whichever has a token first: MET Norway is tried again then, not counted as failed.
+    const met = 'met-norway';
+    const wttr = 'wttr';
+    expect(
+      res.map((r) => r.status),
+      JSON.stringify(res.map((r) => r.body)),
+    ).toEqual(Array(20).fill(200));
+    expect(res.map((r) => r.body.source)).toEqual([
+      met,
+      ...Array(4).fill(wttr),
+      met,
+      wttr,
+      met,
+      met,
+      wttr,
+      met,
+      met,
+      met,
+      wttr,
+      ...Array(4).fill(met),
+      wttr,
+      met,
+    ]);
+    expect(answers.map((a) => a.doneMs - a.sentMs)).toEqual([
+      0, 0, 0, 0, 0, 0, 1_800, 3_120, 4_080, 4_080, 0, 4_560, 5_520, 6_120, 6_240, 0, 6_960, 7_920, 7_920,
+      8_640,
     ]);
     for (const { sentMs, doneMs } of answers) expect(doneMs - sentMs).toBeLessThanOrEqual(BUDGET_MS);
-    for (const [i, r] of res.entries()) {
-      if (served.includes(i)) {
-        expect(r.body.source).toBe('wttr');
-        expect(r.body.cost_cents).toBe(2);
-      } else {
-        expect(r.body.code, r.text).toBe('upstream_failed');
-        expect(r.body.retry_after_s).toBe(3);
-        expect(r.headers.get('retry-after')).toBe('3');
-        expect(r.body.error).toMatch(/capacity again in 3 s/);
-      }
-    }
-    expect(res.slice(0, 5).map((r) => r.body.providers_asked)).toEqual(
-      Array(5).fill(['open-meteo', 'met-norway', 'wttr']),
-    );
-    expect(res[5]?.body.providers_asked).toBeUndefined(); // only wttr.in was asked: `source` says it
     expect(time.slept.length).toBeGreaterThan(0);
-    // Each breaker let 5 requests through, 3 attempts each; the forecast and MET were never reached.
+    expect(res.slice(0, 5).map((r) => r.body.providers_asked)).toEqual([
+      ['open-meteo', met],
+      ...Array(4).fill(['open-meteo', wttr]),
+    ]);
+    // One Nominatim call per MET Norway answer (20 distinct cities), at most one per 1.2 s of the burst.
+    const fromMet = res.filter((r) => r.body.source === met).length;
+    expect(calls(NOMINATIM_PATH)).toBe(fromMet);
+    expect(calls(MET_NORWAY_PATH)).toBe(fromMet);
+    const lastMs = Math.max(...answers.map((a) => a.doneMs));
+    expect(calls(NOMINATIM_PATH)).toBeLessThanOrEqual(1 + Math.floor(lastMs / 1_200));
+    // Open-Meteo's geocoder: 5 requests through each breaker (its forecast's and the geocoding chain's),
+    // 3 attempts each; the forecast itself was never reached.
     expect(calls('/v1/search')).toBe(2 * 5 * 3);
     expect(calls('/v1/forecast')).toBe(0);
-    expect(calls(MET_NORWAY_PATH)).toBe(0);
-    expect(calls('/paris') + CITIES.slice(1).reduce((n, city) => n + calls(`/${city}`), 0)).toBe(10);
-    expect(balances).toEqual(CITIES.map((_, i) => (served.includes(i) ? 48 : 50)));
-    expect(spent).toBe(2 * 10);
+    expect(balances).toEqual(Array(20).fill(48));
+    expect(spent).toBe(2 * 20);
   });
 });

@@ -22,6 +22,7 @@ export function liveConfig(urls: LiveConfig['urls'], extra: Partial<LiveConfig> 
       price: ['frankfurter', 'coingecko'],
       news: ['hn-algolia'],
       search: ['duckduckgo'],
+      geocoding: ['open-meteo'],
     },
     urls: {
       ...Object.fromEntries(

@@ -9,7 +9,12 @@ import { KNOWN_COINS, tickerShape } from '../../src/live/price-classification.js
 import { parsePriceQuery } from '../../src/live/price-query.js';
 import { PROVIDER_IDS } from '../../src/live/providers.js';
 import { useFakeUpstream } from '../fakes/use-fake-upstream.js';
-import { FINNHUB_AAPL, FINNHUB_UNKNOWN } from '../fixtures/live/exchanges.js';
+import {
+  COINBASE_NOT_FOUND,
+  FINNHUB_AAPL,
+  FINNHUB_UNKNOWN,
+  KRAKEN_UNKNOWN_PAIR,
+} from '../fixtures/live/exchanges.js';
 import { appErrorOf, liveConfig } from './helpers.js';
 
 const KEY = 'fh-test-key';
@@ -169,6 +174,29 @@ describe('a plain ticker against fakes (issue 14)', () => {
       'No asset called "aapl" was found; use a coin name like "bitcoin", a symbol like "btc", or an ISO currency code like "eur". If you meant the stock AAPL: stock prices need a Finnhub key (AC_FINNHUB_API_KEY), which the operator has not set.',
     );
     expect(paths()).toEqual(['/api/v3/search']);
+  });
+
+  it('without a key and CoinGecko down, the exchanges\' 404 for "AAPL" says stocks need AC_FINNHUB_API_KEY too', async () => {
+    up.route('/api/v3/search', { status: 500, json: { error: 'boom' } });
+    up.route('/v2/prices/AAPL-USD/spot', { status: 404, json: COINBASE_NOT_FOUND });
+    up.route('/0/public/Ticker', { json: KRAKEN_UNKNOWN_PAIR });
+    const chain = createLiveDataSource(
+      liveConfig(
+        { coingecko: up.url, coinbase: up.url, kraken: up.url },
+        { providers: { ...PROVIDER_IDS, price: ['coingecko', 'coinbase', 'kraken'] } },
+      ),
+    );
+    const err = await appErrorOf(chain.fetch('price', 'AAPL'));
+    expect(err.code).toBe('not_found');
+    expect(err.message).toMatch(
+      /^Coinbase has no USD price for "aapl".* If you meant the stock AAPL: .*AC_FINNHUB_API_KEY/,
+    );
+    expect(new Set(paths())).toEqual(
+      new Set(['/api/v3/search', '/v2/prices/AAPL-USD/spot', '/0/public/Ticker']),
+    );
+    // A name that is not ticker-shaped gets no stock hint.
+    const plain = await appErrorOf(chain.fetch('price', 'not a coin at all'));
+    expect(plain.message).not.toContain('AC_FINNHUB_API_KEY');
   });
 
   it('without a key, a stock-only query ("sap.de", "apple stock") is a 404 naming AC_FINNHUB_API_KEY, no upstream asked', async () => {

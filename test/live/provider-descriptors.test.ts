@@ -6,9 +6,8 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, PROVIDER_VARIABLES, UPSTREAM_URL_VARIABLES } from '../../src/config.js';
-import { QUERY_TYPES } from '../../src/core/model.js';
 import { createChains } from '../../src/live/live-data-source.js';
-import { type PriceKind, rateOf } from '../../src/live/provider-descriptor.js';
+import { CHAIN_KINDS, type PriceKind, rateOf } from '../../src/live/provider-descriptor.js';
 import { PROVIDERS } from '../../src/live/provider-list.js';
 import { PROVIDER_IDS } from '../../src/live/providers.js';
 import { liveConfig } from './helpers.js';
@@ -18,6 +17,7 @@ const ORDER_VARIABLES = {
   price: 'AC_PRICE_PROVIDERS',
   news: 'AC_NEWS_PROVIDERS',
   search: 'AC_SEARCH_PROVIDERS',
+  geocoding: 'AC_GEOCODING_PROVIDERS',
 } as const;
 
 const urlSettings = PROVIDERS.flatMap((provider) =>
@@ -91,7 +91,7 @@ describe('the provider descriptors', () => {
   });
 
   it('AC_*_PROVIDERS accept exactly the ids of their kind, named in list order when refused', () => {
-    for (const kind of QUERY_TYPES) {
+    for (const kind of CHAIN_KINDS) {
       const ids = PROVIDERS.filter((p) => p.serves[kind]).map((p) => p.id);
       const variable = ORDER_VARIABLES[kind];
       expect(loadConfig({ [variable]: [...ids].reverse().join(',') }).live.providers?.[kind]).toEqual(
@@ -111,7 +111,7 @@ describe('the provider descriptors', () => {
       apiKeys: Object.fromEntries(keyed.map((k) => [k.provider.id, 'k'])),
     });
     const chains = createChains(everything);
-    for (const kind of ['weather', 'news', 'search'] as const) {
+    for (const kind of ['weather', 'news', 'search', 'geocoding'] as const) {
       const ids = PROVIDERS.filter((p) => p.serves[kind]).map((p) => p.id);
       expect(PROVIDER_IDS[kind]).toEqual(ids);
       expect(chains[kind].providerIds).toEqual(ids);
@@ -128,7 +128,9 @@ describe('the provider descriptors', () => {
   it('a provider that needs a key or a URL joins no chain without it', () => {
     const bare = createChains(liveConfig({}, { providers: undefined }));
     const joined = new Set(
-      [bare.weather, bare.news, bare.search, ...bare.prices.values()].flatMap((c) => c.providerIds),
+      [bare.weather, bare.news, bare.search, bare.geocoding, ...bare.prices.values()].flatMap(
+        (c) => c.providerIds,
+      ),
     );
     for (const provider of PROVIDERS) {
       const conditional =
@@ -145,7 +147,7 @@ describe('the provider descriptors', () => {
       if (url !== undefined) expect(row(variable), variable).toContain(`\`${url}\``);
     }
     for (const { variable } of keyed) expect(row(variable), variable).toBeDefined();
-    for (const kind of QUERY_TYPES) {
+    for (const kind of CHAIN_KINDS) {
       expect(row(ORDER_VARIABLES[kind]), kind).toContain(`\`${PROVIDER_IDS[kind].join(',')}\``);
     }
   });
