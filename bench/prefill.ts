@@ -119,6 +119,7 @@ export function generatePrefill(memories: number, agentCount: number): PrefillDa
         metadata: {},
         createdAt: at,
         updatedAt: at,
+        version: 1,
       });
     }
     agents.push({ id, key, memoryKeys });

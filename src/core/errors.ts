@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'not_cached'
   | 'method_not_allowed'
   | 'conflict'
+  | 'version_conflict'
   | 'idempotency_in_progress'
   | 'idempotency_key_reused'
   | 'request_timeout'

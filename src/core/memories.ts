@@ -19,7 +19,45 @@ export function toMemoryView(memory: Memory): Output<'Memory'> {
     metadata: memory.metadata,
     created_at: memory.createdAt,
     updated_at: memory.updatedAt,
+    version: memory.version,
   };
+}
+
+/** What a conditional write expects of the memory under its key (REST If-Match / If-None-Match). */
+export interface WriteCondition {
+  /** The write goes ahead only if the memory exists with this version. */
+  expected_version?: number | undefined;
+  /** The write goes ahead only if no memory has this key (a store then only creates). */
+  create_only?: boolean | undefined;
+}
+
+/**
+ * Throws `version_conflict` (412, nothing charged, nothing changed) when the memory under `key` is not as
+ * the condition expects; the error says its current version (null when there is none).
+ */
+export function checkCondition(key: string, existing: Memory | undefined, condition: WriteCondition): void {
+  const current = existing?.version ?? null;
+  if (condition.create_only && existing) {
+    throw new AppError(
+      'version_conflict',
+      `A memory with memory_key ${JSON.stringify(key)} already exists (version ${current}) and create_only ` +
+        '(If-None-Match: *) asked to create it only; nothing was charged. Retrieve it, or store with ' +
+        'expected_version to update it.',
+      { memory_key: key, current_version: current },
+    );
+  }
+  if (condition.expected_version !== undefined && current !== condition.expected_version) {
+    throw new AppError(
+      'version_conflict',
+      current === null
+        ? `No memory with memory_key ${JSON.stringify(key)} exists, and expected_version ` +
+            `${condition.expected_version} (If-Match) asked for that version; nothing was charged or changed.`
+        : `The memory ${JSON.stringify(key)} is at version ${current}, not expected_version ` +
+            `${condition.expected_version} (If-Match): it changed since you read it; nothing was charged or ` +
+            'changed. Retrieve it again, merge, and retry with its current version.',
+      { memory_key: key, current_version: current, expected_version: condition.expected_version },
+    );
+  }
 }
 
 function memoryNotFound(key: string): AppError {
@@ -40,6 +78,7 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
     const charge = { cents: price.cents, operation: price.operation, ref: { memoryKey: input.memory_key } };
     const work = async (tx: StoreTx) => {
       const existing = await tx.getMemory(agentId, input.memory_key);
+      checkCondition(input.memory_key, existing, input);
       if (!existing && (await tx.countMemories(agentId)) >= limits.memoriesPerAgent) {
         throw new AppError(
           'quota_exceeded',
@@ -57,6 +96,7 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
         metadata: input.metadata ?? {},
         createdAt: existing?.createdAt ?? now,
         updatedAt: now,
+        version: (existing?.version ?? 0) + 1,
       };
       await tx.putMemory(memory);
       return { memory, created: !existing };
@@ -110,6 +150,9 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
       agentId,
       charge,
       async (tx) => {
+        if (input.expected_version !== undefined) {
+          checkCondition(input.memory_key, await tx.getMemory(agentId, input.memory_key), input);
+        }
         if (!(await tx.deleteMemory(agentId, input.memory_key))) throw memoryNotFound(input.memory_key);
       },
       (_none, account) => ({

@@ -36,6 +36,11 @@ export interface Memory {
   metadata: JsonObject;
   createdAt: string;
   updatedAt: string;
+  /**
+   * 1 when created, one more with each change (a store over it). Conditional writes compare it (REST
+   * If-Match / ETag, MCP expected_version). Memories stored before versions existed load as version 1.
+   */
+  version: number;
 }
 
 /**

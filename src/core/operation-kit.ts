@@ -32,11 +32,23 @@ export interface Cost {
   cachedCents?: number;
 }
 
+/** A REST route of the table, and the HTTP headers of conditional requests it takes or answers. */
+export interface HttpRoute {
+  method: HttpMethod;
+  path: string;
+  /** `If-Match: "N"` is read into the input's `expected_version` (a memory's version). */
+  ifMatch?: true;
+  /** `If-None-Match: *` is read into the input's `create_only`. */
+  ifNoneMatch?: true;
+  /** The answer's `memory.version` is sent as `ETag: "N"`. */
+  etag?: true;
+}
+
 export interface Operation<In extends z.ZodType = z.ZodType, Out extends z.ZodType = z.ZodType> {
   name: string;
   title: string;
   /** The REST route; absent for an operation that only MCP offers. */
-  http?: { method: HttpMethod; path: string };
+  http?: HttpRoute;
   /** The MCP tool; absent for an operation that only REST offers (registration, the operator's). */
   mcp?: { tool: string; hints: ToolHints };
   auth: Auth;

@@ -13,6 +13,8 @@ export const CORS_ALLOWED_HEADERS = [
   'Authorization',
   'Content-Type',
   'Idempotency-Key',
+  'If-Match',
+  'If-None-Match',
   'X-Request-Id',
   'Mcp-Session-Id',
   'Mcp-Protocol-Version',
@@ -25,6 +27,7 @@ export const CORS_EXPOSED_HEADERS = [
   'RateLimit',
   'RateLimit-Policy',
   'Idempotent-Replayed',
+  'ETag',
   'Mcp-Session-Id',
 ];
 

@@ -63,7 +63,8 @@ export const DOCUMENTS: readonly DocumentRoute[] = [
     render: ({ operations, documents }): z.input<typeof PingOutput> => {
       const agentApi: Record<string, { method: string; path: string }> = {};
       for (const doc of documents) agentApi[doc.name] = { method: 'GET', path: doc.path };
-      for (const op of agentFacing(operations)) agentApi[op.name] = { ...op.http };
+      for (const op of agentFacing(operations))
+        agentApi[op.name] = { method: op.http.method, path: op.http.path };
       return {
         status: 'ok',
         service: SERVICE_NAME,

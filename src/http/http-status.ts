@@ -17,6 +17,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   not_cached: 404,
   method_not_allowed: 405,
   conflict: 409,
+  version_conflict: 412,
   idempotency_in_progress: 409,
   idempotency_key_reused: 422,
   request_timeout: 408,

@@ -44,6 +44,28 @@ const IDEMPOTENCY_KEY_PARAMETER = {
     pattern: IDEMPOTENCY_KEY_PATTERN.source,
   },
 };
+const IF_MATCH_PARAMETER = {
+  name: 'If-Match',
+  in: 'header',
+  required: false,
+  description:
+    'The memory\'s ETag ("3", its version): the request goes ahead only if the memory is still at that ' +
+    'version, else 412 version_conflict with current_version, free. The same as the expected_version field.',
+  schema: { type: 'string', pattern: '^"?[1-9][0-9]{0,9}"?$' },
+};
+const IF_NONE_MATCH_PARAMETER = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  description:
+    '* : the store goes ahead only if no memory has this key (create only), else 412 version_conflict, ' +
+    'free. The same as the create_only field.',
+  schema: { type: 'string', enum: ['*'] },
+};
+const ETAG_HEADER = {
+  description: 'The memory\'s version as an entity tag ("3"), for If-Match on a later store or delete.',
+  schema: { type: 'string' },
+};
 const BODY_ERRORS: ErrorCode[] = ['invalid_json', 'payload_too_large', 'unsupported_media_type'];
 
 function errorResponses(codes: ErrorCode[]): Record<string, unknown> {
@@ -90,11 +112,14 @@ function operationObject(op: RestOperation): Record<string, unknown> {
       '200': {
         description: 'Success.',
         content: { 'application/json': { schema: jsonSchema(op.output, 'output') } },
+        ...(op.http.etag ? { headers: { ETag: ETAG_HEADER } } : {}),
       },
       ...errorResponses(codes),
     },
   };
   const parameters: Record<string, unknown>[] = op.idempotent ? [IDEMPOTENCY_KEY_PARAMETER] : [];
+  if (op.http.ifMatch) parameters.push(IF_MATCH_PARAMETER);
+  if (op.http.ifNoneMatch) parameters.push(IF_NONE_MATCH_PARAMETER);
   if (op.http.method === 'GET') {
     parameters.push(
       ...Object.entries(properties).map(([name, schema]) => ({

@@ -13,6 +13,7 @@ import { parseIdempotencyKey } from '../core/idempotency.js';
 import type { RestOperation } from '../core/operations.js';
 import { runOperation } from '../core/run-operation.js';
 import { fieldsOf, parseInput } from '../core/validation.js';
+import { setEntityTag, withPreconditions } from './preconditions.js';
 import { identify, requireAccount } from './request-identity.js';
 import { bearerToken } from './request-key.js';
 import type { RouteTable } from './route-table.js';
@@ -93,12 +94,13 @@ function routeHandler(core: Core, op: RestOperation, adminToken: string | undefi
     } else if (op.auth === 'admin') {
       checkAdmin(req, adminToken as string);
     }
-    const input = parseInput(op.input, fields, allowed);
+    const input = parseInput(op.input, withPreconditions(req, op.http, fields), allowed);
     const idempotencyKey = op.idempotent
       ? parseIdempotencyKey(req.get('idempotency-key'), 'The Idempotency-Key header')
       : undefined;
     const outcome = await runOperation(core, op, agentId, input, idempotencyKey);
     if (outcome.replayed) res.setHeader('Idempotent-Replayed', 'true');
+    if (outcome.status === 200) setEntityTag(res, op.http, outcome.body);
     sendJson(res, outcome.status, outcome.body);
   };
 }

@@ -123,6 +123,9 @@ export class StoreState implements StoreReader {
         return;
       }
       case 'memory.put': {
+        // A memory journaled or snapshotted before versions existed is version 1.
+        if (change.memory.version === undefined)
+          change = { ...change, memory: { ...change.memory, version: 1 } };
         let perAgent = this.memories.get(change.memory.agentId);
         if (!perAgent) {
           perAgent = new Map();

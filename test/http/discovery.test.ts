@@ -98,6 +98,8 @@ describe('discovery documents', () => {
     );
     expect(store.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual([
       'header:Idempotency-Key',
+      'header:If-Match',
+      'header:If-None-Match',
     ]);
     const retrieve = res.body.paths['/api/ac/memory'].get;
     expect(retrieve.parameters.map((p: { name: string }) => p.name)).toEqual([

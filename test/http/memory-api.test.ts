@@ -51,6 +51,7 @@ describe('memory operations over REST', () => {
         metadata: {},
         created_at: clock.now().toISOString(),
         updated_at: clock.now().toISOString(),
+        version: 1,
       },
       created: true,
       cost_cents: 1,
@@ -73,6 +74,7 @@ describe('memory operations over REST', () => {
       metadata: { lang: 'en', nested: { a: [1, 2] } },
       created_at: createdAt,
       updated_at: clock.now().toISOString(),
+      version: 2,
     });
   });
 

@@ -745,6 +745,7 @@ function expectedAlone(batch: Batch, req: Req): Expected {
         metadata: input.metadata ?? {},
         created_at: memory?.createdAt ?? nowIso,
         updated_at: nowIso,
+        version: (memory?.version ?? 0) + 1,
       };
       return {
         check: (b) =>
@@ -1350,6 +1351,7 @@ function applyMemoryOp(
         metadata: (op.input.metadata ?? {}) as JsonObject,
         created_at: state?.created_at ?? nowIso,
         updated_at: nowIso,
+        version: (state?.version ?? 0) + 1,
       };
       return isDeepStrictEqual(op.view, next) ? next : IMPOSSIBLE;
     }

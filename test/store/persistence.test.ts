@@ -71,6 +71,36 @@ describe('persistence and the DATA_DIR lock', () => {
     expect(again.status).toBe(409);
   });
 
+  it('a store written before memory versions existed loads each memory as version 1', async () => {
+    const dataDir = await tempDir();
+    let server: TestServer = await startTestServer({ dataDir });
+    const key = await server.register('old@example.com');
+    const body = { agent_key: key, memory_key: 'old', memory_value: 'from before' };
+    await server.request('POST', '/api/ac/memory', { key, body });
+    await server.stop();
+    // What an older release wrote: the same snapshot without `version` on its memories.
+    const file = path.join(dataDir, STORE_FILE);
+    const snapshot = JSON.parse(await readFile(file, 'utf8'));
+    expect(snapshot.memories[0].version).toBe(1);
+    for (const memory of snapshot.memories) delete memory.version;
+    await writeFile(file, JSON.stringify(snapshot));
+
+    server = await startTestServer({ dataDir });
+    cleanups.push(() => server.stop());
+    const read = await server.request('GET', '/api/ac/memory', {
+      key,
+      query: { agent_key: key, memory_key: 'old' },
+    });
+    expect(read.body.memory).toMatchObject({ memory_value: 'from before', version: 1 });
+    expect(read.headers.get('etag')).toBe('"1"');
+    const next = await server.request('POST', '/api/ac/memory', {
+      key,
+      body: { ...body, memory_value: 'now' },
+      headers: { 'If-Match': '"1"' },
+    });
+    expect(next.body.memory.version).toBe(2);
+  });
+
   it('stores keys only as hashes', async () => {
     const dataDir = await tempDir();
     const server = await startTestServer({ dataDir, live: new FakeLiveSource() });

@@ -27,6 +27,7 @@ const memory = (agentId: string, key: string, value = 'v', type: Memory['type'] 
   metadata: {},
   createdAt: '2026-11-21T00:00:00.000Z',
   updatedAt: '2026-11-21T00:00:00.000Z',
+  version: 1,
 });
 const entry = (agentId: string, n: number): LedgerEntry => ({
   id: `txn_${n}`,
@@ -194,6 +195,22 @@ for (const adapter of adapters) {
         expect((await tx.listMemories('a', { limit: 5 })).map((m) => m.key)).toEqual(['y']);
       });
       expect(await store.read((r) => r.countMemories('a'))).toBe(1);
+    });
+
+    it('keeps a memory version exactly, replaced with the memory, also across a reopen', async () => {
+      const opened = await open();
+      await withAgents(opened.store, 'a');
+      await opened.store.transact(async (tx) => {
+        await tx.putMemory({ ...memory('a', 'v'), version: 1 });
+        await tx.putMemory({ ...memory('a', 'v', 'later'), version: 2_147_483_647 });
+        expect((await tx.getMemory('a', 'v'))?.version).toBe(2_147_483_647);
+      });
+      const store = opened.reopen ? await opened.reopen() : opened.store;
+      expect(await store.read((r) => r.getMemory('a', 'v'))).toMatchObject({
+        value: 'later',
+        version: 2_147_483_647,
+      });
+      expect((await store.read((r) => r.listMemories('a', { limit: 1 })))[0]?.version).toBe(2_147_483_647);
     });
 
     it('holds __proto__, constructor and toString as ordinary keys, also across a reopen', async () => {

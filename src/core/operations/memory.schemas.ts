@@ -36,8 +36,20 @@ const Memory = z
     metadata: z.record(z.string(), z.unknown()),
     created_at: Timestamp,
     updated_at: Timestamp,
+    version: z
+      .int()
+      .min(1)
+      .describe('1 when created, one more with each store over it; REST sends it as the ETag ("3").'),
   })
   .describe('A stored memory.');
+
+/** The largest version a memory can reach (a 32-bit integer in PostgreSQL). */
+export const MAX_VERSION = 2_147_483_647;
+
+const ExpectedVersion = boundedInt('expected_version', 1, MAX_VERSION).describe(
+  'Only if the memory exists at this version (REST: If-Match: "N"); otherwise 412 version_conflict with ' +
+    'current_version, nothing charged or changed. Guards against overwriting a change made since you read it.',
+);
 
 export function createMemorySchemas(limits: Limits) {
   const MemoryKey = z
@@ -82,12 +94,26 @@ export function createMemorySchemas(limits: Limits) {
     MemoryKey,
     Memory,
 
-    StoreInput: z.strictObject({
-      memory_key: MemoryKey,
-      memory_value: MemoryValue,
-      memory_type: MemoryType.default('context'),
-      metadata: Metadata.optional(),
-    }),
+    StoreInput: z
+      .strictObject({
+        memory_key: MemoryKey,
+        memory_value: MemoryValue,
+        memory_type: MemoryType.default('context'),
+        metadata: Metadata.optional(),
+        expected_version: ExpectedVersion.optional(),
+        create_only: z
+          .boolean('create_only must be true or false')
+          .optional()
+          .describe(
+            'Only if no memory has this key (REST: If-None-Match: *); otherwise 412 version_conflict, nothing ' +
+              'charged or changed.',
+          ),
+      })
+      .refine((input) => !(input.create_only && input.expected_version !== undefined), {
+        message:
+          'create_only and expected_version contradict each other (absent, or at a version); send one of them.',
+        path: ['create_only'],
+      }),
     StoreOutput: z.object({
       success: z.literal(true),
       memory: Memory,
@@ -98,7 +124,7 @@ export function createMemorySchemas(limits: Limits) {
     RetrieveInput: z.strictObject({ memory_key: MemoryKey }),
     RetrieveOutput: z.object({ success: z.literal(true), memory: Memory, ...billed }),
 
-    DeleteInput: z.strictObject({ memory_key: MemoryKey }),
+    DeleteInput: z.strictObject({ memory_key: MemoryKey, expected_version: ExpectedVersion.optional() }),
     DeleteOutput: z.object({
       success: z.literal(true),
       deleted: z.literal(true),

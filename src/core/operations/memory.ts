@@ -14,13 +14,21 @@ export function memoryOperations(schemas: MemorySchemas, limits: Limits) {
       name: 'memory_store',
       mcp: { tool: 'memory_store', hints: { ...READS, readOnlyHint: false, destructiveHint: true } },
       title: 'Store memory',
-      http: { method: 'POST', path: '/api/ac/memory' },
+      http: { method: 'POST', path: '/api/ac/memory', ifMatch: true, ifNoneMatch: true, etag: true },
       cost: memoryOp,
       summary: 'Store a named memory, or update it if the key exists.',
       description:
-        'Stores memory_value under memory_key for the calling agent; an existing key is updated (created_at kept). ' +
+        'Stores memory_value under memory_key for the calling agent; an existing key is updated (created_at kept, ' +
+        'version one more). With expected_version it writes only over that version, with create_only only a new ' +
+        'key: otherwise 412 version_conflict with current_version, free. ' +
         'On 402 the balance is too low; on 403 the memory quota is reached: delete memories you no longer need.',
-      errors: ['insufficient_credits', 'daily_limit_reached', 'quota_exceeded', 'forbidden'],
+      errors: [
+        'insufficient_credits',
+        'daily_limit_reached',
+        'quota_exceeded',
+        'version_conflict',
+        'forbidden',
+      ],
       input: schemas.StoreInput,
       output: schemas.StoreOutput,
       run: (core, agent, input, ctx) => core.memories.storeMemory(agent, input, ctx),
@@ -29,7 +37,7 @@ export function memoryOperations(schemas: MemorySchemas, limits: Limits) {
       name: 'memory_retrieve',
       mcp: { tool: 'memory_retrieve', hints: READS },
       title: 'Retrieve memory',
-      http: { method: 'GET', path: '/api/ac/memory' },
+      http: { method: 'GET', path: '/api/ac/memory', etag: true },
       cost: memoryOp,
       summary: 'Read one memory by its key.',
       description:
@@ -44,12 +52,13 @@ export function memoryOperations(schemas: MemorySchemas, limits: Limits) {
       name: 'memory_delete',
       mcp: { tool: 'memory_delete', hints: { ...READS, readOnlyHint: false, destructiveHint: true } },
       title: 'Delete memory',
-      http: { method: 'DELETE', path: '/api/ac/memory' },
+      http: { method: 'DELETE', path: '/api/ac/memory', ifMatch: true },
       cost: { cents: PRICES.memoryDelete },
       summary: 'Delete one memory by its key.',
       description:
-        'Deletes the memory stored under memory_key. A key that does not exist gets 404 (nothing changes).',
-      errors: ['not_found', 'forbidden'],
+        'Deletes the memory stored under memory_key. A key that does not exist gets 404 (nothing changes). ' +
+        'With expected_version it deletes only that version: otherwise 412 version_conflict with current_version.',
+      errors: ['not_found', 'version_conflict', 'forbidden'],
       input: schemas.DeleteInput,
       output: schemas.DeleteOutput,
       run: (core, agent, input, ctx) => core.memories.deleteMemory(agent, input, ctx),

@@ -66,6 +66,7 @@ export function toMemory(row: Row): Memory {
     metadata: row.metadata as JsonObject,
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
+    version: int(row.version),
   };
 }
 
@@ -82,6 +83,6 @@ export function toIdempotencyRecord(row: Row): IdempotencyRecord {
 }
 
 export const ACCOUNT_COLUMNS = 'id, email, name, plan, key_hash, balance_cents, created_at';
-export const MEMORY_COLUMNS = 'agent_id, key, value, type, metadata, created_at, updated_at';
+export const MEMORY_COLUMNS = 'agent_id, key, value, type, metadata, created_at, updated_at, version';
 export const LEDGER_COLUMNS =
   'agent_id, id, at, operation, amount_cents, balance_after_cents, cost_cents, plan, memory_key, query_type, query, idempotency_key';

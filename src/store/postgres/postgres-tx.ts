@@ -179,9 +179,10 @@ export class PostgresTx extends PostgresReader implements StoreTx {
 
   async putMemory(memory: Memory) {
     await this.db.query(
-      `INSERT INTO memories (${MEMORY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) ` +
+      `INSERT INTO memories (${MEMORY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ` +
         'ON CONFLICT (agent_id, key) DO UPDATE SET value = EXCLUDED.value, type = EXCLUDED.type, ' +
         'metadata = EXCLUDED.metadata, created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at, ' +
+        'version = EXCLUDED.version, ' +
         "update_seq = nextval('memories_update_seq')",
       [
         memory.agentId,
@@ -191,6 +192,7 @@ export class PostgresTx extends PostgresReader implements StoreTx {
         JSON.stringify(memory.metadata),
         memory.createdAt,
         memory.updatedAt,
+        memory.version,
       ],
     );
   }

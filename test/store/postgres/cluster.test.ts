@@ -70,7 +70,10 @@ describe('a throwaway PostgreSQL cluster', () => {
     expect(a.name).not.toBe(b.name);
     expect(a.address).toEqual(b.address);
     expect(await query(a.url, "SELECT current_setting('fsync') AS f")).toEqual([{ f: 'off' }]);
-    expect(await query(a.url, 'SELECT version FROM schema_migrations')).toEqual([{ version: 1 }]);
+    expect(await query(a.url, 'SELECT version FROM schema_migrations')).toEqual([
+      { version: 1 },
+      { version: 2 },
+    ]);
     await query(a.url, "INSERT INTO rate_limits VALUES ('only in a', now(), 1)");
     expect(await query(b.url, 'SELECT count(*)::int AS n FROM rate_limits')).toEqual([{ n: 0 }]);
     const empty = await testDatabase({ migrated: false });

@@ -66,6 +66,25 @@ describe('the migration files', () => {
     for (const m of known) expect(m.checksum).toBe(checksumOf(m.sql));
   });
 
+  it('0002 gives every memory stored before it version 1, and the store reads it', async () => {
+    const db = await testDatabase({ migrated: false, label: 'versions' });
+    const client = await connect(db.url);
+    const [initial] = await loadMigrations();
+    await migrate(client, {
+      directory: await migrationsDir({ [initial?.file as string]: initial?.sql as string }),
+    });
+    await client.query(
+      "INSERT INTO accounts (id, email, key_hash, plan, balance_cents, created_at) VALUES ('a', 'a@example.com', 'h', 'pay-as-you-go', 0, now())",
+    );
+    await client.query(
+      "INSERT INTO memories (agent_id, key, value, type, metadata, created_at, updated_at) VALUES ('a', 'old', 'x', 'fact', '{}', now(), now())",
+    );
+    await migrate(client);
+    const { rows } = await client.query("SELECT version FROM memories WHERE key = 'old'");
+    expect(rows).toEqual([{ version: 1 }]);
+    await expect(client.query("UPDATE memories SET version = 0 WHERE key = 'old'")).rejects.toThrow(/check/);
+  });
+
   it('a misnamed .sql file is an error, not skipped', async () => {
     const dir = await migrationsDir({ '0001_a.sql': 'SELECT 1;', '2_b.sql': 'SELECT 2;' });
     await expect(loadMigrations(dir)).rejects.toThrow(
@@ -174,8 +193,15 @@ describe('migrate', () => {
         'knows (0001): this instance is older than the schema; upgrade it.',
     );
     // And an instance of the real schema, against a database of another history that is newer still.
+    await migrate(client, {
+      directory: await migrationsDir({
+        '0001_first.sql': 'CREATE TABLE first (x int);',
+        '0002_second.sql': 'CREATE TABLE second (x int);',
+        '9999_far.sql': 'SELECT 1;',
+      }),
+    });
     await expect(migrate(client)).rejects.toThrow(
-      /version 0002 \(second\).*this instance is older than the schema/,
+      /version 9999 \(far\).*this instance is older than the schema/,
     );
   });
 

@@ -41,6 +41,7 @@ const MEMORY_COLUMNS: Record<keyof Memory, string> = {
   metadata: 'metadata',
   createdAt: 'created_at',
   updatedAt: 'updated_at',
+  version: 'version',
 };
 const IDEMPOTENCY_COLUMNS: Record<keyof IdempotencyRecord, string> = {
   agentId: 'agent_id',

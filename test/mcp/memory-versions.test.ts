@@ -1,0 +1,82 @@
+/**
+ * Memory versions over MCP (issue 15): memory_store's expected_version and create_only, memory_delete's
+ * expected_version, the same rules and the same error body as REST's If-Match / If-None-Match.
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ledgerSum, startTestServer, type TestServer } from '../helpers/test-server.js';
+import { connectHttpClient, textJson } from './mcp-harness.js';
+
+let server: TestServer;
+let client: Client;
+let key: string;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  key = await server.register();
+  client = (await connectHttpClient(server.url, { 'X-API-Key': key })).client;
+});
+afterAll(async () => {
+  await client?.close().catch(() => undefined);
+  await server.close();
+});
+
+const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args });
+
+describe('memory versions over MCP', () => {
+  it('the tools declare expected_version and create_only, and answer the version', async () => {
+    const { tools } = await client.listTools();
+    const store = tools.find((t) => t.name === 'memory_store');
+    expect(Object.keys(store?.inputSchema.properties ?? {})).toEqual(
+      expect.arrayContaining(['expected_version', 'create_only']),
+    );
+    const del = tools.find((t) => t.name === 'memory_delete');
+    expect(Object.keys(del?.inputSchema.properties ?? {})).toContain('expected_version');
+    const first = await call('memory_store', { memory_key: 'notes', memory_value: 'one' });
+    expect(first.structuredContent).toMatchObject({ created: true, memory: { version: 1 } });
+  });
+
+  it('expected_version: the current one writes, an old one is a version_conflict error that costs nothing', async () => {
+    const ok = await call('memory_store', { memory_key: 'notes', memory_value: 'two', expected_version: 1 });
+    expect(ok.isError).toBeFalsy();
+    expect(ok.structuredContent).toMatchObject({ memory: { memory_value: 'two', version: 2 } });
+    const spent = await ledgerSum(server, key);
+    const stale = await call('memory_store', {
+      memory_key: 'notes',
+      memory_value: 'lost',
+      expected_version: 1,
+    });
+    expect(stale.isError).toBe(true);
+    expect(textJson(stale)).toMatchObject({
+      code: 'version_conflict',
+      current_version: 2,
+      expected_version: 1,
+    });
+    expect(await ledgerSum(server, key)).toBe(spent);
+    const read = await call('memory_retrieve', { memory_key: 'notes' });
+    expect(read.structuredContent).toMatchObject({ memory: { memory_value: 'two', version: 2 } });
+  });
+
+  it('create_only refuses an existing key; delete with an old expected_version keeps the memory', async () => {
+    const again = await call('memory_store', { memory_key: 'notes', memory_value: 'x', create_only: true });
+    expect(textJson(again)).toMatchObject({ code: 'version_conflict', current_version: 2 });
+    const del = await call('memory_delete', { memory_key: 'notes', expected_version: 1 });
+    expect(textJson(del)).toMatchObject({ code: 'version_conflict', current_version: 2 });
+    expect((await call('memory_delete', { memory_key: 'notes', expected_version: 2 })).isError).toBeFalsy();
+    expect(textJson(await call('memory_retrieve', { memory_key: 'notes' }))).toMatchObject({
+      code: 'not_found',
+    });
+  });
+
+  it('a wrong argument is the REST 400 body, naming it', async () => {
+    const bad = await call('memory_store', { memory_key: 'n', memory_value: 'v', expected_version: 0 });
+    expect(textJson(bad)).toMatchObject({ code: 'invalid_input', field: 'expected_version' });
+    const both = await call('memory_store', {
+      memory_key: 'n',
+      memory_value: 'v',
+      expected_version: 1,
+      create_only: true,
+    });
+    expect(textJson(both)).toMatchObject({ code: 'invalid_input', field: 'create_only' });
+  });
+});
