@@ -6,6 +6,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { DEFAULT_LIMITS } from './core/limits.js';
+import { MAX_TTL_SECONDS, MEMORY_TYPES, type MemoryType } from './core/model.js';
 import { PROVIDERS } from './live/provider-list.js';
 import { PROVIDER_IDS } from './live/providers.js';
 
@@ -97,6 +98,35 @@ const PROVIDER_SHAPE = providerVariables();
 /** Every variable the provider descriptors declare (base URLs and API keys), all read by the configuration. */
 export const PROVIDER_VARIABLES: readonly string[] = Object.freeze(Object.keys(PROVIDER_SHAPE));
 
+const TTL_UNITS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/**
+ * AC_MEMORY_TTL: default times to live by memory type, e.g. `context=30d,workflow=12h` (units s, m, h, d);
+ * a type not listed never expires by default.
+ */
+const MemoryTtl = Optional.transform((value, ctx) => {
+  const out: Partial<Record<MemoryType, number>> = {};
+  for (const part of (value ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const match = /^([a-z]+)=(\d+)([smhd])$/u.exec(part);
+    const type = match?.[1] as MemoryType | undefined;
+    const seconds = match ? Number(match[2]) * (TTL_UNITS[match[3] as string] as number) : 0;
+    if (!match || !type || !MEMORY_TYPES.includes(type) || seconds < 1 || seconds > MAX_TTL_SECONDS) {
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          `"${part}" is not TYPE=DURATION with TYPE one of ${MEMORY_TYPES.join(', ')} and DURATION like 30d, ` +
+          '12h, 90m or 3600s (at most ten years)',
+      });
+      return z.NEVER;
+    }
+    out[type] = seconds;
+  }
+  return out;
+});
+
 /** A comma-separated, ordered list of provider ids of one kind, e.g. `open-meteo,wttr`. */
 function providerList(ids: readonly string[]) {
   return z
@@ -154,6 +184,7 @@ export const EnvSchema = z.object({
   AC_MEMORY_VALUE_MAX_BYTES: PositiveInt.default(DEFAULT_LIMITS.memoryValueMaxBytes),
   AC_METADATA_MAX_BYTES: PositiveInt.default(DEFAULT_LIMITS.metadataMaxBytes),
   AC_MEMORIES_PER_AGENT: PositiveInt.default(DEFAULT_LIMITS.memoriesPerAgent),
+  AC_MEMORY_TTL: MemoryTtl,
   AC_QUERY_MAX_CHARS: PositiveInt.default(DEFAULT_LIMITS.queryMaxChars),
   AC_DAILY_SPEND_LIMIT_CENTS: Optional.pipe(z.coerce.number<string | undefined>().int().min(1).optional()),
   AC_UNLIMITED_DAILY_SPEND_LIMIT_CENTS: Optional.pipe(

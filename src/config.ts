@@ -155,6 +155,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
       memoryValueMaxBytes: e.AC_MEMORY_VALUE_MAX_BYTES,
       metadataMaxBytes: e.AC_METADATA_MAX_BYTES,
       memoriesPerAgent: e.AC_MEMORIES_PER_AGENT,
+      ...(Object.keys(e.AC_MEMORY_TTL).length > 0
+        ? { memoryTtlSeconds: Object.freeze(e.AC_MEMORY_TTL) }
+        : {}),
       queryMaxChars: e.AC_QUERY_MAX_CHARS,
       ...(e.AC_DAILY_SPEND_LIMIT_CENTS === undefined
         ? {}

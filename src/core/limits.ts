@@ -2,6 +2,8 @@
  * Size and range limits. Defaults are the documented ones; the operator may change any of them through
  * configuration, and the schemas (and so the OpenAPI document and MCP tool schemas) follow.
  */
+import type { MemoryType } from './model.js';
+
 export interface Limits {
   memoryKeyMaxChars: number;
   memoryValueMaxBytes: number;
@@ -23,6 +25,11 @@ export interface Limits {
   dailySpendCents?: number;
   /** The same for an agent on the unlimited plan; absent: none (the pay-as-you-go limit does not apply). */
   unlimitedDailySpendCents?: number;
+  /**
+   * Seconds a memory of each type lives when its store sets neither ttl_seconds nor expires_at
+   * (AC_MEMORY_TTL); a type not listed never expires by default.
+   */
+  memoryTtlSeconds?: Readonly<Partial<Record<MemoryType, number>>>;
 }
 
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({

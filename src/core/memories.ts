@@ -7,7 +7,7 @@ import type { Clock } from './clock.js';
 import { AppError } from './errors.js';
 import type { ChargeContext, Ledger } from './ledger.js';
 import type { Limits } from './limits.js';
-import type { Memory } from './model.js';
+import { isLive, MAX_TTL_SECONDS, type Memory, type MemoryType } from './model.js';
 import type { Input, Output } from './schemas.js';
 import type { StorePort, StoreTx } from './store-port.js';
 
@@ -20,7 +20,35 @@ export function toMemoryView(memory: Memory): Output<'Memory'> {
     created_at: memory.createdAt,
     updated_at: memory.updatedAt,
     version: memory.version,
+    expires_at: memory.expiresAt ?? null,
   };
+}
+
+/**
+ * When a memory stored now expires: at `expires_at`, after `ttl_seconds` (0: never), else after its type's
+ * default time to live (AC_MEMORY_TTL), else never.
+ */
+export function expiryOf(
+  input: { ttl_seconds?: number | undefined; expires_at?: string | undefined; memory_type: MemoryType },
+  now: Date,
+  defaults: Limits['memoryTtlSeconds'],
+): Pick<Memory, 'expiresAt' | 'ttlSeconds'> {
+  if (input.expires_at !== undefined) {
+    const at = Date.parse(input.expires_at);
+    const ttl = Math.ceil((at - now.getTime()) / 1000);
+    if (ttl < 1 || ttl > MAX_TTL_SECONDS) {
+      throw new AppError(
+        'invalid_input',
+        `expires_at must be in the future and at most ten years ahead (it is ${input.expires_at}, and now is ` +
+          `${now.toISOString()}); nothing was charged.`,
+        { field: 'expires_at' },
+      );
+    }
+    return { expiresAt: new Date(at).toISOString(), ttlSeconds: ttl };
+  }
+  const ttl = input.ttl_seconds ?? defaults?.[input.memory_type];
+  if (!ttl) return {};
+  return { expiresAt: new Date(now.getTime() + ttl * 1000).toISOString(), ttlSeconds: ttl };
 }
 
 /** What a conditional write expects of the memory under its key (REST If-Match / If-None-Match). */
@@ -60,6 +88,11 @@ export function checkCondition(key: string, existing: Memory | undefined, condit
   }
 }
 
+/** The memory if it is live at `at` (an ISO instant): an expired one is absent everywhere. */
+function live(memory: Memory | undefined, at: string): Memory | undefined {
+  return memory && isLive(memory, at) ? memory : undefined;
+}
+
 function memoryNotFound(key: string): AppError {
   return new AppError(
     'not_found',
@@ -77,9 +110,12 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
   ): Promise<Output<'StoreOutput'>> {
     const charge = { cents: price.cents, operation: price.operation, ref: { memoryKey: input.memory_key } };
     const work = async (tx: StoreTx) => {
-      const existing = await tx.getMemory(agentId, input.memory_key);
+      const at = clock.now();
+      const now = at.toISOString();
+      // An expired memory is absent: a store over it creates the key anew.
+      const existing = live(await tx.getMemory(agentId, input.memory_key), now);
       checkCondition(input.memory_key, existing, input);
-      if (!existing && (await tx.countMemories(agentId)) >= limits.memoriesPerAgent) {
+      if (!existing && (await tx.countMemories(agentId, now)) >= limits.memoriesPerAgent) {
         throw new AppError(
           'quota_exceeded',
           `This agent already holds ${limits.memoriesPerAgent} memories, the most allowed; nothing was charged. ` +
@@ -87,7 +123,6 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
           { memories_limit: limits.memoriesPerAgent },
         );
       }
-      const now = clock.now().toISOString();
       const memory: Memory = {
         agentId,
         key: input.memory_key,
@@ -97,6 +132,7 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
         createdAt: existing?.createdAt ?? now,
         updatedAt: now,
         version: (existing?.version ?? 0) + 1,
+        ...expiryOf(input, at, limits.memoryTtlSeconds),
       };
       await tx.putMemory(memory);
       return { memory, created: !existing };
@@ -126,9 +162,13 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
       agentId,
       charge,
       async (tx) => {
-        const memory = await tx.getMemory(agentId, input.memory_key);
+        const at = clock.now();
+        const memory = live(await tx.getMemory(agentId, input.memory_key), at.toISOString());
         if (!memory) throw memoryNotFound(input.memory_key);
-        return memory;
+        if (!input.refresh_on_read || memory.ttlSeconds === undefined) return memory;
+        const expiresAt = new Date(at.getTime() + memory.ttlSeconds * 1000).toISOString();
+        await tx.setMemoryExpiry(agentId, input.memory_key, expiresAt);
+        return { ...memory, expiresAt };
       },
       (memory, account) => ({
         success: true,
@@ -150,10 +190,10 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
       agentId,
       charge,
       async (tx) => {
-        if (input.expected_version !== undefined) {
-          checkCondition(input.memory_key, await tx.getMemory(agentId, input.memory_key), input);
-        }
-        if (!(await tx.deleteMemory(agentId, input.memory_key))) throw memoryNotFound(input.memory_key);
+        const existing = live(await tx.getMemory(agentId, input.memory_key), clock.now().toISOString());
+        if (input.expected_version !== undefined) checkCondition(input.memory_key, existing, input);
+        if (!existing) throw memoryNotFound(input.memory_key);
+        await tx.deleteMemory(agentId, input.memory_key);
       },
       (_none, account) => ({
         success: true,
@@ -179,6 +219,7 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
         tx.listMemories(agentId, {
           ...(input.memory_type ? { type: input.memory_type } : {}),
           limit: input.limit,
+          liveAt: clock.now().toISOString(),
         }),
       (found, account) => {
         const memories = found.map(toMemoryView);
@@ -196,7 +237,8 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
 
   /** A free index of the agent's memories, newest first, without their values (MCP resource listing). */
   async function listMemoryIndex(agentId: string, limit: number) {
-    const memories = await store.read((reader) => reader.listMemories(agentId, { limit }));
+    const liveAt = clock.now().toISOString();
+    const memories = await store.read((reader) => reader.listMemories(agentId, { limit, liveAt }));
     return memories.map((m) => ({ memory_key: m.key, memory_type: m.type, updated_at: m.updatedAt }));
   }
 

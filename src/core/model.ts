@@ -41,6 +41,24 @@ export interface Memory {
    * If-Match / ETag, MCP expected_version). Memories stored before versions existed load as version 1.
    */
   version: number;
+  /**
+   * When it expires (ISO); absent: never. From then on it is absent everywhere (not read, listed, counted
+   * or searched) until the background purge removes it.
+   */
+  expiresAt?: string;
+  /** The time to live it was stored with, in seconds: what `refresh_on_read` extends it by. */
+  ttlSeconds?: number;
+}
+
+/** The longest a memory may live: ten years. */
+export const MAX_TTL_SECONDS = 10 * 365 * 24 * 3600;
+
+/**
+ * Whether the memory is live at `at` (an ISO instant): it has no expiry, or expires after `at`. Without an
+ * instant, every memory counts as live.
+ */
+export function isLive(memory: Pick<Memory, 'expiresAt'>, at: string | undefined): boolean {
+  return at === undefined || memory.expiresAt === undefined || memory.expiresAt > at;
 }
 
 /**

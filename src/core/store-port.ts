@@ -4,6 +4,13 @@
  */
 import type { Account, IdempotencyRecord, LedgerEntry, Memory, MemoryType } from './model.js';
 
+export interface MemoryFilter {
+  type?: MemoryType;
+  limit: number;
+  /** Only memories live at this instant (ISO); absent: every memory, expired ones too. */
+  liveAt?: string;
+}
+
 /** Reads of committed state. */
 export interface StoreReader {
   getAccount(id: string): Promise<Account | undefined>;
@@ -11,10 +18,15 @@ export interface StoreReader {
   findAccountByEmail(email: string): Promise<Account | undefined>;
   /** Newest first, at most `limit`. */
   listLedger(agentId: string, limit: number): Promise<LedgerEntry[]>;
+  /** The memory under `key`, expired or not (the core judges expiry by its clock). */
   getMemory(agentId: string, key: string): Promise<Memory | undefined>;
-  /** Most recently updated first, at most `limit`, optionally of one type. Never reads other agents' data. */
-  listMemories(agentId: string, filter: { type?: MemoryType; limit: number }): Promise<Memory[]>;
-  countMemories(agentId: string): Promise<number>;
+  /**
+   * Most recently updated first, at most `limit`, optionally of one type, only those live at `liveAt` (an ISO
+   * instant: no expiry, or one after it). Never reads other agents' data.
+   */
+  listMemories(agentId: string, filter: MemoryFilter): Promise<Memory[]>;
+  /** The agent's memories live at `liveAt` (an ISO instant; absent: all of them, expired ones too). */
+  countMemories(agentId: string, liveAt?: string): Promise<number>;
   /**
    * Cents the agent's operations cost by entries at or after `since` (an ISO timestamp): the sum of
    * `costOf` over them, so charges covered by the unlimited plan count too.
@@ -32,6 +44,11 @@ export interface StoreTx extends StoreReader {
   putMemory(memory: Memory): Promise<void>;
   /** @returns false when there was no such memory. */
   deleteMemory(agentId: string, key: string): Promise<boolean>;
+  /**
+   * Moves the expiry of an existing memory (`refresh_on_read`), changing nothing else: not its version, not
+   * its place in the update order.
+   */
+  setMemoryExpiry(agentId: string, key: string, expiresAt: string): Promise<void>;
   /**
    * Insert or replace the record of (agentId, key). With `claimToken`, this finishes that claim (see
    * `StorePort.claimIdempotency`): a store whose claims can expire fails the transaction if the claim is no

@@ -9,4 +9,5 @@ export type Change =
   | { op: 'ledger.append'; entry: LedgerEntry }
   | { op: 'memory.put'; memory: Memory }
   | { op: 'memory.delete'; agentId: string; key: string }
+  | { op: 'memory.expiry'; agentId: string; key: string; expiresAt: string }
   | { op: 'idempotency.put'; record: IdempotencyRecord };

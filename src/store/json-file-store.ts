@@ -8,7 +8,6 @@
 import { chmod, mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Low } from 'lowdb';
-import type { StorePort } from '../core/store-port.js';
 import { acquireDataDirLock, type DataDirLock, LOCK_FILE, type LockHolder } from './data-dir-lock.js';
 import { DurableJsonFile, syncDirectory } from './durable-json-file.js';
 import { Journal, JournalCorruptError, type JournalEntry } from './journal.js';
@@ -47,7 +46,7 @@ function checkSnapshot(data: unknown, file: string): Snapshot {
 }
 
 export interface JsonFileStore {
-  store: StorePort;
+  store: StateStore;
   /** The DATA_DIR lock, released when the store closes. */
   lock: DataDirLock;
 }
@@ -106,7 +105,7 @@ async function openLocked(
   dataDir: string,
   lock: DataDirLock,
   options: { maxJournalBytes: number; beforeSnapshotWrite?: () => Promise<void> },
-): Promise<StorePort> {
+): Promise<StateStore> {
   const file = path.join(dataDir, STORE_FILE);
   const snapshotFile = new DurableJsonFile<Snapshot>(file);
   const db = new Low<Snapshot>(snapshotFile, EMPTY_SNAPSHOT);

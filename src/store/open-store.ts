@@ -9,10 +9,11 @@ import type { Config } from '../config.js';
 import type { StorePort } from '../core/store-port.js';
 import type { WindowCounters } from '../core/window-counters.js';
 import type { DataDirLock, LockHolder } from './data-dir-lock.js';
+import { ExpiryPurger } from './expiry-purger.js';
 import { openJsonFileStore } from './json-file-store.js';
 import { openPostgresStore } from './postgres/open-postgres-store.js';
 import type { PostgresLiveCache } from './postgres/postgres-live-cache.js';
-import type { PostgresSweeper, SweeperOptions } from './postgres/postgres-sweeper.js';
+import { SWEEP_INTERVAL_MS, type SweeperOptions } from './postgres/postgres-sweeper.js';
 
 export interface OpenedStore {
   store: StorePort;
@@ -28,10 +29,11 @@ export interface OpenedStore {
    */
   liveCache?: PostgresLiveCache;
   /**
-   * Background clean-up of the shared tables (expired idempotency records, cache rows, leases, counters),
-   * one instance at a time: PostgreSQL only. Not started: the service starts it and stops it before close.
+   * Background clean-up: on PostgreSQL, of the shared tables (expired memories, idempotency records, cache
+   * rows, leases, counters), one instance at a time; on the JSON file store, of expired memories. Not
+   * started: the service starts it and stops it before close.
    */
-  background?: Pick<PostgresSweeper, 'start' | 'stop'>;
+  background: { start(): void; stop(): Promise<void> };
 }
 
 export interface OpenStoreOptions {
@@ -56,9 +58,15 @@ export async function openStore(
   const { store, lock } = await openJsonFileStore(config.dataDir, holder, {
     ownDirectory: config.dataDirFrom === 'default',
   });
+  const background = new ExpiryPurger(store, {
+    intervalMs: SWEEP_INTERVAL_MS,
+    ...(options.now ? { now: options.now } : {}),
+    ...(options.onSweep ? { onRound: options.onSweep } : {}),
+  });
   return {
     store,
     lock,
+    background,
     where: `${config.dataDir}${config.dataDirFrom === 'default' ? ' (the user data directory)' : ''}`,
   };
 }

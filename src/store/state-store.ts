@@ -10,6 +10,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../core/errors.js';
+import { isLive } from '../core/model.js';
 import type {
   IdempotencyClaim,
   IdempotencyClaimRequest,
@@ -98,6 +99,22 @@ export class StateStore implements StorePort {
       }
     }
     return result;
+  }
+
+  /**
+   * Deletes up to `limit` memories expired at `at` (an ISO instant) in one transaction, each checked again
+   * inside it (a store since may have renewed it); returns how many. Expired memories are absent to every read
+   * already: this only frees their space.
+   */
+  async purgeExpiredMemories(at: string, limit: number): Promise<number> {
+    return this.transact(async (tx) => {
+      let purged = 0;
+      for (const { agentId, key } of this.state.expiredMemories(at, limit)) {
+        const memory = await tx.getMemory(agentId, key);
+        if (memory && !isLive(memory, at) && (await tx.deleteMemory(agentId, key))) purged++;
+      }
+      return purged;
+    });
   }
 
   async read<T>(work: (reader: StoreReader) => Promise<T>): Promise<T> {

@@ -6,11 +6,11 @@ import {
   type Account,
   costOf,
   type IdempotencyRecord,
+  isLive,
   type LedgerEntry,
   type Memory,
-  type MemoryType,
 } from '../core/model.js';
-import type { StoreTx } from '../core/store-port.js';
+import type { MemoryFilter, StoreTx } from '../core/store-port.js';
 import type { Change } from './changes.js';
 import { idempotencySlot, newestFirst, type StoreState } from './store-state.js';
 
@@ -51,7 +51,7 @@ export class StateTx implements StoreTx {
     return this.state.getMemory(agentId, key);
   }
 
-  async listMemories(agentId: string, filter: { type?: MemoryType; limit: number }) {
+  async listMemories(agentId: string, filter: MemoryFilter) {
     const written = this.memories.get(agentId);
     if (!written) return this.state.listMemories(agentId, filter);
     const merged = [...this.state.memoriesInUpdateOrder(agentId)].filter(
@@ -61,12 +61,11 @@ export class StateTx implements StoreTx {
     return newestFirst(merged, filter);
   }
 
-  async countMemories(agentId: string) {
-    let count = await this.state.countMemories(agentId);
+  async countMemories(agentId: string, liveAt?: string) {
+    let count = await this.state.countMemories(agentId, liveAt);
     for (const [key, memory] of this.memories.get(agentId) ?? []) {
-      const committed = (await this.state.getMemory(agentId, key)) !== undefined;
-      if (memory && !committed) count++;
-      if (!memory && committed) count--;
+      const committed = await this.state.getMemory(agentId, key);
+      count += (memory && isLive(memory, liveAt) ? 1 : 0) - (committed && isLive(committed, liveAt) ? 1 : 0);
     }
     return count;
   }
@@ -108,6 +107,14 @@ export class StateTx implements StoreTx {
     this.written(agentId).set(key, null);
     this.changes.push({ op: 'memory.delete', agentId, key });
     return true;
+  }
+
+  async setMemoryExpiry(agentId: string, key: string, expiresAt: string) {
+    const memory = await this.getMemory(agentId, key);
+    if (!memory) return;
+    // The overlay keeps the memory where it was (Map.set of an existing key keeps its place).
+    this.written(agentId).set(key, { ...memory, expiresAt });
+    this.changes.push({ op: 'memory.expiry', agentId, key, expiresAt });
   }
 
   private written(agentId: string): Map<string, Memory | null> {

@@ -9,11 +9,11 @@ import {
   costOf,
   IDEMPOTENCY_RETENTION_MS,
   type IdempotencyRecord,
+  isLive,
   type LedgerEntry,
   type Memory,
-  type MemoryType,
 } from '../core/model.js';
-import type { StoreReader } from '../core/store-port.js';
+import type { MemoryFilter, StoreReader } from '../core/store-port.js';
 import type { Change } from './changes.js';
 
 /** The file format: arrays of records, readable by a person. */
@@ -35,6 +35,8 @@ export class StoreState implements StoreReader {
   private readonly idByKeyHash = new Map<string, string>();
   private readonly idByEmail = new Map<string, string>();
   private readonly memories = new Map<string, Map<string, Memory>>();
+  /** Per agent, how many of its memories have an expiry: without any, its live count is its map's size. */
+  private readonly expiring = new Map<string, number>();
   private readonly ledger = new Map<string, LedgerEntry[]>();
   /** Per agent, the costs (in cents) of its ledger entries up to and including each index. */
   private readonly costTotals = new Map<string, number[]>();
@@ -131,13 +133,27 @@ export class StoreState implements StoreReader {
           perAgent = new Map();
           this.memories.set(change.memory.agentId, perAgent);
         }
+        this.countExpiring(change.memory.agentId, perAgent.get(change.memory.key), change.memory);
         perAgent.delete(change.memory.key); // re-insert, so that Map order stays update order
         perAgent.set(change.memory.key, change.memory);
         return;
       }
-      case 'memory.delete':
-        this.memories.get(change.agentId)?.delete(change.key);
+      case 'memory.delete': {
+        const perAgent = this.memories.get(change.agentId);
+        this.countExpiring(change.agentId, perAgent?.get(change.key), undefined);
+        perAgent?.delete(change.key);
         return;
+      }
+      case 'memory.expiry': {
+        // In place: a refresh is not an update, so the memory keeps its place in the update order.
+        const perAgent = this.memories.get(change.agentId);
+        const memory = perAgent?.get(change.key);
+        if (!perAgent || !memory) return;
+        const refreshed = { ...memory, expiresAt: change.expiresAt };
+        this.countExpiring(change.agentId, memory, refreshed);
+        perAgent.set(change.key, refreshed);
+        return;
+      }
     }
   }
 
@@ -164,12 +180,27 @@ export class StoreState implements StoreReader {
     return this.memories.get(agentId)?.get(key);
   }
 
-  async listMemories(agentId: string, filter: { type?: MemoryType; limit: number }) {
+  async listMemories(agentId: string, filter: MemoryFilter) {
     return newestFirst(this.memories.get(agentId)?.values() ?? [], filter);
   }
 
-  async countMemories(agentId: string) {
-    return this.memories.get(agentId)?.size ?? 0;
+  async countMemories(agentId: string, liveAt?: string) {
+    const perAgent = this.memories.get(agentId);
+    if (!perAgent) return 0;
+    return this.expiring.get(agentId) ? countLive(perAgent.values(), liveAt) : perAgent.size;
+  }
+
+  /** Up to `limit` memories, of any agent, expired at `at` (an ISO instant): for the background purge. */
+  expiredMemories(at: string, limit: number): { agentId: string; key: string }[] {
+    const out: { agentId: string; key: string }[] = [];
+    for (const perAgent of this.memories.values()) {
+      for (const memory of perAgent.values()) {
+        if (isLive(memory, at)) continue;
+        out.push({ agentId: memory.agentId, key: memory.key });
+        if (out.length >= limit) return out;
+      }
+    }
+    return out;
   }
 
   async spentSince(agentId: string, since: string) {
@@ -189,6 +220,11 @@ export class StoreState implements StoreReader {
 
   async getIdempotency(agentId: string, key: string) {
     return this.idempotencyRecord(agentId, key);
+  }
+
+  private countExpiring(agentId: string, before: Memory | undefined, after: Memory | undefined): void {
+    const delta = (after?.expiresAt !== undefined ? 1 : 0) - (before?.expiresAt !== undefined ? 1 : 0);
+    if (delta !== 0) this.expiring.set(agentId, (this.expiring.get(agentId) ?? 0) + delta);
   }
 
   /** `getIdempotency` without the promise, for a caller that must not await between look and act. */
@@ -223,16 +259,22 @@ export function idempotencySlot(agentId: string, key: string): string {
   return `${agentId}\u0000${key}`;
 }
 
-/** Walks memories given oldest first and returns the newest `limit` of them matching `type`. */
-export function newestFirst(
-  oldestFirst: Iterable<Memory>,
-  filter: { type?: MemoryType; limit: number },
-): Memory[] {
+/** How many of `memories` are live at `liveAt`. */
+export function countLive(memories: Iterable<Memory>, liveAt: string | undefined): number {
+  let count = 0;
+  for (const memory of memories) if (isLive(memory, liveAt)) count++;
+  return count;
+}
+
+/** Walks memories given oldest first and returns the newest `limit` of them live and matching `type`. */
+export function newestFirst(oldestFirst: Iterable<Memory>, filter: MemoryFilter): Memory[] {
   const all = [...oldestFirst];
   const out: Memory[] = [];
   for (let i = all.length - 1; i >= 0 && out.length < filter.limit; i--) {
     const memory = all[i] as Memory;
-    if (filter.type === undefined || memory.type === filter.type) out.push(memory);
+    if ((filter.type === undefined || memory.type === filter.type) && isLive(memory, filter.liveAt)) {
+      out.push(memory);
+    }
   }
   return out;
 }

@@ -106,6 +106,7 @@ describe('discovery documents', () => {
       'Idempotency-Key',
       'agent_key',
       'memory_key',
+      'refresh_on_read',
     ]);
     // Free operations that change nothing take no idempotency key.
     expect(res.body.paths['/api/ac/account'].get.parameters ?? []).not.toContainEqual(

@@ -52,6 +52,7 @@ describe('memory operations over REST', () => {
         created_at: clock.now().toISOString(),
         updated_at: clock.now().toISOString(),
         version: 1,
+        expires_at: null,
       },
       created: true,
       cost_cents: 1,

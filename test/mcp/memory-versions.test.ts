@@ -68,6 +68,18 @@ describe('memory versions over MCP', () => {
     });
   });
 
+  it('ttl_seconds on store and refresh_on_read (a boolean) on retrieve', async () => {
+    const stored = await call('memory_store', { memory_key: 'brief', memory_value: 'v', ttl_seconds: 3600 });
+    const expiresAt = (stored.structuredContent as { memory: { expires_at: string } }).memory.expires_at;
+    expect(Date.parse(expiresAt) - Date.now()).toBeGreaterThan(3_500_000);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const read = await call('memory_retrieve', { memory_key: 'brief', refresh_on_read: true });
+    expect(read.isError).toBeFalsy();
+    const refreshed = (read.structuredContent as { memory: { expires_at: string; version: number } }).memory;
+    expect(refreshed.version).toBe(1);
+    expect(Date.parse(refreshed.expires_at)).toBeGreaterThan(Date.parse(expiresAt));
+  });
+
   it('a wrong argument is the REST 400 body, naming it', async () => {
     const bad = await call('memory_store', { memory_key: 'n', memory_value: 'v', expected_version: 0 });
     expect(textJson(bad)).toMatchObject({ code: 'invalid_input', field: 'expected_version' });

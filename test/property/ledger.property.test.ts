@@ -746,6 +746,7 @@ function expectedAlone(batch: Batch, req: Req): Expected {
         created_at: memory?.createdAt ?? nowIso,
         updated_at: nowIso,
         version: (memory?.version ?? 0) + 1,
+        expires_at: null,
       };
       return {
         check: (b) =>
@@ -1352,6 +1353,7 @@ function applyMemoryOp(
         created_at: state?.created_at ?? nowIso,
         updated_at: nowIso,
         version: (state?.version ?? 0) + 1,
+        expires_at: null,
       };
       return isDeepStrictEqual(op.view, next) ? next : IMPOSSIBLE;
     }

@@ -6,7 +6,7 @@
 import { Buffer } from 'node:buffer';
 import { z } from 'zod';
 import type { Limits } from '../limits.js';
-import { type JsonObject, MEMORY_TYPES } from '../model.js';
+import { type JsonObject, MAX_TTL_SECONDS, MEMORY_TYPES } from '../model.js';
 import { billed, boundedInt, NO_BIDI_CONTROLS, NO_CONTROL_CHARS, Timestamp, UTF16_UNITS } from './fields.js';
 
 function isJsonObject(value: unknown): value is JsonObject {
@@ -40,6 +40,9 @@ const Memory = z
       .int()
       .min(1)
       .describe('1 when created, one more with each store over it; REST sends it as the ETag ("3").'),
+    expires_at: Timestamp.nullable().describe(
+      'When it expires (then it is absent everywhere); null: never. Set by ttl_seconds, expires_at or the type default.',
+    ),
   })
   .describe('A stored memory.');
 
@@ -100,6 +103,21 @@ export function createMemorySchemas(limits: Limits) {
         memory_value: MemoryValue,
         memory_type: MemoryType.default('context'),
         metadata: Metadata.optional(),
+        ttl_seconds: boundedInt('ttl_seconds', 0, MAX_TTL_SECONDS)
+          .optional()
+          .describe(
+            `Seconds until the memory expires (at most ${MAX_TTL_SECONDS}, ten years); 0: never, even if its type ` +
+              'has a default time to live. Absent: the type default, if the operator set one, else never.',
+          ),
+        expires_at: z.iso
+          .datetime({
+            offset: true,
+            message: 'expires_at must be an ISO 8601 date-time, like 2026-12-31T00:00:00Z',
+          })
+          .optional()
+          .describe(
+            'When the memory expires (ISO 8601, in the future, at most ten years ahead); instead of ttl_seconds.',
+          ),
         expected_version: ExpectedVersion.optional(),
         create_only: z
           .boolean('create_only must be true or false')
@@ -113,6 +131,10 @@ export function createMemorySchemas(limits: Limits) {
         message:
           'create_only and expected_version contradict each other (absent, or at a version); send one of them.',
         path: ['create_only'],
+      })
+      .refine((input) => !(input.ttl_seconds !== undefined && input.expires_at !== undefined), {
+        message: 'ttl_seconds and expires_at both say when the memory expires; send one of them.',
+        path: ['expires_at'],
       }),
     StoreOutput: z.object({
       success: z.literal(true),
@@ -121,7 +143,17 @@ export function createMemorySchemas(limits: Limits) {
       ...billed,
     }),
 
-    RetrieveInput: z.strictObject({ memory_key: MemoryKey }),
+    RetrieveInput: z.strictObject({
+      memory_key: MemoryKey,
+      refresh_on_read: z
+        .union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')], {
+          message: 'refresh_on_read must be true or false',
+        })
+        .optional()
+        .describe(
+          'true: a memory that expires lives its time to live again from now (its version and place stay).',
+        ),
+    }),
     RetrieveOutput: z.object({ success: z.literal(true), memory: Memory, ...billed }),
 
     DeleteInput: z.strictObject({ memory_key: MemoryKey, expected_version: ExpectedVersion.optional() }),

@@ -13,6 +13,7 @@ import { PostgresLiveCache } from './postgres-live-cache.js';
 import { PostgresStore } from './postgres-store.js';
 import {
   IDEMPOTENCY_SWEEP,
+  MEMORY_EXPIRY_SWEEP,
   PostgresSweeper,
   SWEEP_INTERVAL_MS,
   type SweeperOptions,
@@ -63,7 +64,7 @@ export async function openPostgresStore(
     maxAgeMinutes: options.cacheMinutesMax ?? DEFAULT_LIMITS.cacheMinutesMax,
   });
   const sweeper = new PostgresSweeper(store.connections, {
-    tasks: [IDEMPOTENCY_SWEEP, ...counters.sweepTasks, ...liveCache.sweepTasks],
+    tasks: [IDEMPOTENCY_SWEEP, MEMORY_EXPIRY_SWEEP, ...counters.sweepTasks, ...liveCache.sweepTasks],
     intervalMs: SWEEP_INTERVAL_MS,
     ...(options.now ? { now: options.now } : {}),
     ...(options.onSweep ? { onRound: options.onSweep } : {}),

@@ -67,6 +67,8 @@ export function toMemory(row: Row): Memory {
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
     version: int(row.version),
+    ...(row.expires_at === null ? {} : { expiresAt: iso(row.expires_at) }),
+    ...(row.ttl_seconds === null ? {} : { ttlSeconds: int(row.ttl_seconds) }),
   };
 }
 
@@ -83,6 +85,7 @@ export function toIdempotencyRecord(row: Row): IdempotencyRecord {
 }
 
 export const ACCOUNT_COLUMNS = 'id, email, name, plan, key_hash, balance_cents, created_at';
-export const MEMORY_COLUMNS = 'agent_id, key, value, type, metadata, created_at, updated_at, version';
+export const MEMORY_COLUMNS =
+  'agent_id, key, value, type, metadata, created_at, updated_at, version, expires_at, ttl_seconds';
 export const LEDGER_COLUMNS =
   'agent_id, id, at, operation, amount_cents, balance_after_cents, cost_cents, plan, memory_key, query_type, query, idempotency_key';

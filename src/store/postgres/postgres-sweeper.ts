@@ -7,10 +7,11 @@
  * long or waits on a request's rows; a task that removed a full batch goes on with the next.
  *
  * Tasks: idempotency records past their retention and claims whose lease ran out (the request's process
- * died), and whatever the shared caches and counters register (live_cache, live_flights, rate_limits).
+ * died), expired memories, and whatever the shared caches and counters register (live_cache, live_flights, rate_limits).
  */
 import type pg from 'pg';
 import { IDEMPOTENCY_RETENTION_MS } from '../../core/model.js';
+import { BackgroundRounds } from '../background-rounds.js';
 
 /** The advisory lock key of the sweep: a constant of this schema (the characters "acsweep" as a number). */
 export const SWEEP_LOCK_KEY = 0x61_63_73_77_65_65_70;
@@ -45,6 +46,19 @@ export const IDEMPOTENCY_SWEEP: SweepTask = {
   },
 };
 
+/** Memories that expired: absent to every read already, removed here. */
+export const MEMORY_EXPIRY_SWEEP: SweepTask = {
+  name: 'expired memories',
+  run: async (db, batch, now) => {
+    const { rowCount } = await db.query(
+      'DELETE FROM memories WHERE (agent_id, key) IN (SELECT agent_id, key FROM memories WHERE ' +
+        'expires_at <= $2::timestamptz LIMIT $1 FOR UPDATE SKIP LOCKED)',
+      [batch, now.toISOString()],
+    );
+    return rowCount ?? 0;
+  },
+};
+
 export type SweepOutcome = { ran: false } | { ran: true; removed: Record<string, number> };
 
 export interface SweeperOptions {
@@ -60,31 +74,12 @@ export interface SweeperOptions {
   onRound?: (outcome: SweepOutcome | { error: unknown }) => void;
 }
 
-export class PostgresSweeper {
-  private timer: NodeJS.Timeout | undefined;
-  private round: Promise<unknown> = Promise.resolve();
-
+export class PostgresSweeper extends BackgroundRounds<SweepOutcome> {
   constructor(
     private readonly pool: Pick<pg.Pool, 'connect'>,
     private readonly options: SweeperOptions,
-  ) {}
-
-  start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => {
-      this.round = this.runOnce().then(
-        (outcome) => this.options.onRound?.(outcome),
-        (error: unknown) => this.options.onRound?.({ error }),
-      );
-    }, this.options.intervalMs);
-    this.timer.unref();
-  }
-
-  /** Stops the interval and waits for a round under way. */
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.round;
+  ) {
+    super(options.intervalMs, options.onRound);
   }
 
   /** One round: nothing when another instance holds the sweep lock, else every task until it has no more. */

@@ -4,8 +4,8 @@
  * instance; the ledger's seq comes from that locked row.
  */
 import { AppError } from '../../core/errors.js';
-import type { Account, IdempotencyRecord, LedgerEntry, Memory, MemoryType } from '../../core/model.js';
-import type { StoreReader, StoreTx } from '../../core/store-port.js';
+import type { Account, IdempotencyRecord, LedgerEntry, Memory } from '../../core/model.js';
+import type { MemoryFilter, StoreReader, StoreTx } from '../../core/store-port.js';
 import {
   ACCOUNT_COLUMNS,
   int,
@@ -70,23 +70,23 @@ export class PostgresReader implements StoreReader {
     return rows[0] ? toMemory(rows[0]) : undefined;
   }
 
-  async listMemories(agentId: string, filter: { type?: MemoryType; limit: number }) {
-    const { rows } =
-      filter.type === undefined
-        ? await this.db.query(
-            `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 ORDER BY update_seq DESC LIMIT $2`,
-            [agentId, filter.limit],
-          )
-        : await this.db.query(
-            `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 AND type = $2 ` +
-              'ORDER BY update_seq DESC LIMIT $3',
-            [agentId, filter.type, filter.limit],
-          );
+  async listMemories(agentId: string, filter: MemoryFilter) {
+    // $3 NULL: every type; $4 NULL: expired ones too (a NULL expires_at never expires).
+    const { rows } = await this.db.query(
+      `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 ` +
+        'AND ($3::text IS NULL OR type = $3) AND ($4::timestamptz IS NULL OR expires_at IS NULL OR expires_at > $4) ' +
+        'ORDER BY update_seq DESC LIMIT $2',
+      [agentId, filter.limit, filter.type ?? null, filter.liveAt ?? null],
+    );
     return rows.map(toMemory);
   }
 
-  async countMemories(agentId: string) {
-    const { rows } = await this.db.query('SELECT count(*) AS n FROM memories WHERE agent_id = $1', [agentId]);
+  async countMemories(agentId: string, liveAt?: string) {
+    const { rows } = await this.db.query(
+      'SELECT count(*) AS n FROM memories WHERE agent_id = $1 ' +
+        'AND ($2::timestamptz IS NULL OR expires_at IS NULL OR expires_at > $2)',
+      [agentId, liveAt ?? null],
+    );
     return int(rows[0]?.n ?? 0);
   }
 
@@ -179,10 +179,10 @@ export class PostgresTx extends PostgresReader implements StoreTx {
 
   async putMemory(memory: Memory) {
     await this.db.query(
-      `INSERT INTO memories (${MEMORY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ` +
+      `INSERT INTO memories (${MEMORY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ` +
         'ON CONFLICT (agent_id, key) DO UPDATE SET value = EXCLUDED.value, type = EXCLUDED.type, ' +
         'metadata = EXCLUDED.metadata, created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at, ' +
-        'version = EXCLUDED.version, ' +
+        'version = EXCLUDED.version, expires_at = EXCLUDED.expires_at, ttl_seconds = EXCLUDED.ttl_seconds, ' +
         "update_seq = nextval('memories_update_seq')",
       [
         memory.agentId,
@@ -193,6 +193,8 @@ export class PostgresTx extends PostgresReader implements StoreTx {
         memory.createdAt,
         memory.updatedAt,
         memory.version,
+        memory.expiresAt ?? null,
+        memory.ttlSeconds ?? null,
       ],
     );
   }
@@ -203,6 +205,15 @@ export class PostgresTx extends PostgresReader implements StoreTx {
       key,
     ]);
     return (rowCount ?? 0) > 0;
+  }
+
+  async setMemoryExpiry(agentId: string, key: string, expiresAt: string) {
+    // update_seq stays: a refresh is not an update, so the memory keeps its place in the update order.
+    await this.db.query('UPDATE memories SET expires_at = $3 WHERE agent_id = $1 AND key = $2', [
+      agentId,
+      key,
+      expiresAt,
+    ]);
   }
 
   async putIdempotency(record: IdempotencyRecord, claimToken?: string) {

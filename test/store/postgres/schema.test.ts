@@ -42,6 +42,8 @@ const MEMORY_COLUMNS: Record<keyof Memory, string> = {
   createdAt: 'created_at',
   updatedAt: 'updated_at',
   version: 'version',
+  expiresAt: 'expires_at',
+  ttlSeconds: 'ttl_seconds',
 };
 const IDEMPOTENCY_COLUMNS: Record<keyof IdempotencyRecord, string> = {
   agentId: 'agent_id',

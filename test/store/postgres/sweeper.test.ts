@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { IDEMPOTENCY_RETENTION_MS } from '../../../src/core/model.js';
 import {
   IDEMPOTENCY_SWEEP,
+  MEMORY_EXPIRY_SWEEP,
   PostgresSweeper,
   SWEEP_BATCH,
   SWEEP_LOCK_KEY,
@@ -77,6 +78,28 @@ describe('the background sweep', () => {
     expect(await sweeper.runOnce()).toEqual({ ran: true, removed: { idempotency: 2 } });
     expect(await keys(db)).toEqual(['done-recent', 'running-live']);
     expect(await sweeper.runOnce()).toEqual({ ran: true, removed: { idempotency: 0 } });
+  });
+
+  it('removes memories that expired by the service clock, and no other', async () => {
+    const db = pool();
+    await db.query(
+      "INSERT INTO accounts (id, email, key_hash, plan, balance_cents, created_at) VALUES ('a', 'a@example.com', 'h', 'pay-as-you-go', 0, now())",
+    );
+    for (const [key, expires] of [
+      ['never', null],
+      ['expired', '2026-11-23T00:00:00Z'],
+      ['later', '2026-11-23T01:00:00Z'],
+    ] as const) {
+      await db.query(
+        "INSERT INTO memories (agent_id, key, value, type, metadata, created_at, updated_at, expires_at, ttl_seconds) VALUES ('a', $1, 'v', 'fact', '{}', now(), now(), $2, $3)",
+        [key, expires, expires ? 60 : null],
+      );
+    }
+    const now = () => new Date('2026-11-23T00:30:00Z');
+    const sweeper = new PostgresSweeper(db, { tasks: [MEMORY_EXPIRY_SWEEP], intervalMs: 60_000, now });
+    expect(await sweeper.runOnce()).toEqual({ ran: true, removed: { 'expired memories': 1 } });
+    const { rows } = await db.query('SELECT key FROM memories ORDER BY key');
+    expect(rows.map((r) => r.key)).toEqual(['later', 'never']);
   });
 
   it('goes on batch after batch until nothing expired is left', async () => {
