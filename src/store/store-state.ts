@@ -52,41 +52,18 @@ export class StoreState implements StoreReader {
     return state;
   }
 
-  /** The state as a file snapshot, with `pending` changes applied to the snapshot only. */
-  toSnapshot(pending: readonly Change[] = []): Snapshot {
-    const accounts = new Map(this.accounts);
+  /** The state as a file snapshot. */
+  toSnapshot(): Snapshot {
     const ledger: LedgerEntry[] = [];
     for (const entries of this.ledger.values()) ledger.push(...entries);
-    const idempotency = new Map(this.idempotency);
-    const changed = new Map<string, Map<string, Memory>>();
-    const memoriesOf = (agentId: string) => {
-      let copy = changed.get(agentId);
-      if (!copy) {
-        copy = new Map(this.memories.get(agentId));
-        changed.set(agentId, copy);
-      }
-      return copy;
-    };
-    for (const change of pending) {
-      if (change.op === 'account.put') accounts.set(change.account.id, change.account);
-      else if (change.op === 'ledger.append') ledger.push(change.entry);
-      else if (change.op === 'memory.put')
-        memoriesOf(change.memory.agentId).set(change.memory.key, change.memory);
-      else if (change.op === 'idempotency.put')
-        idempotency.set(idempotencySlot(change.record.agentId, change.record.key), change.record);
-      else memoriesOf(change.agentId).delete(change.key);
-    }
     const memories: Memory[] = [];
-    for (const [agentId, perAgent] of this.memories)
-      memories.push(...(changed.get(agentId) ?? perAgent).values());
-    for (const [agentId, perAgent] of changed)
-      if (!this.memories.has(agentId)) memories.push(...perAgent.values());
+    for (const perAgent of this.memories.values()) memories.push(...perAgent.values());
     return {
       format: 'agent-context/1',
-      accounts: [...accounts.values()],
+      accounts: [...this.accounts.values()],
       memories,
       ledger,
-      idempotency: [...idempotency.values()],
+      idempotency: [...this.idempotency.values()],
     };
   }
 

@@ -13,7 +13,7 @@ import {
 } from '../../src/store/data-dir-lock.js';
 import { openJsonFileStore, STORE_FILE, StoreFileError } from '../../src/store/json-file-store.js';
 import { FakeLiveSource } from '../fakes/fake-live-source.js';
-import { ledgerSum, startTestServer, type TestServer } from '../helpers/test-server.js';
+import { ledgerSum, ManualClock, startTestServer, type TestServer } from '../helpers/test-server.js';
 
 const holder = (command = 'test') => ({ pid: process.pid, command, startedAt: new Date().toISOString() });
 
@@ -99,6 +99,38 @@ describe('persistence and the DATA_DIR lock', () => {
       headers: { 'If-Match': '"1"' },
     });
     expect(next.body.memory.version).toBe(2);
+  });
+
+  it('keeps an expiry and its refresh (journaled in place) across a restart, and the list order', async () => {
+    const dataDir = await tempDir();
+    const clock = new ManualClock(Date.parse('2026-11-23T00:00:00.000Z'));
+    let server: TestServer = await startTestServer({ dataDir, clock });
+    const key = await server.register('expiry@example.com');
+    const store = (memoryKey: string, extra = {}) =>
+      server.request('POST', '/api/ac/memory', {
+        key,
+        body: { agent_key: key, memory_key: memoryKey, memory_value: 'v', ...extra },
+      });
+    await store('brief', { ttl_seconds: 100 });
+    clock.advance(1_000);
+    await store('later');
+    clock.advance(50_000);
+    const refreshed = await server.request('GET', '/api/ac/memory', {
+      key,
+      query: { agent_key: key, memory_key: 'brief', refresh_on_read: 'true' },
+    });
+    expect(refreshed.body.memory.expires_at).toBe('2026-11-23T00:02:31.000Z');
+    await server.stop();
+
+    server = await startTestServer({ dataDir, clock });
+    cleanups.push(() => server.stop());
+    const read = await server.request('GET', '/api/ac/memory', {
+      key,
+      query: { agent_key: key, memory_key: 'brief' },
+    });
+    expect(read.body.memory).toMatchObject({ expires_at: '2026-11-23T00:02:31.000Z', version: 1 });
+    const list = await server.request('POST', '/api/ac/memory/search', { key, body: { agent_key: key } });
+    expect(list.body.memories.map((m: { memory_key: string }) => m.memory_key)).toEqual(['later', 'brief']);
   });
 
   it('stores keys only as hashes', async () => {
