@@ -100,6 +100,28 @@ export const PROVIDER_VARIABLES: readonly string[] = Object.freeze(Object.keys(P
 
 const TTL_UNITS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86_400 };
 
+/** `30d`, `12h`, `90m`, `3600s` in seconds; undefined for anything else. */
+function durationSeconds(text: string): number | undefined {
+  const match = /^(\d+)([smhd])$/u.exec(text);
+  return match ? Number(match[1]) * (TTL_UNITS[match[2] as string] as number) : undefined;
+}
+
+/** A duration variable (`30d`, `12h`, `90m`, `3600s`), in seconds, from 1 s to ten years. */
+const Duration = z
+  .string()
+  .trim()
+  .transform((value, ctx) => {
+    const seconds = durationSeconds(value);
+    if (seconds === undefined || seconds < 1 || seconds > MAX_TTL_SECONDS) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `"${value}" is not a duration like 30d, 12h, 90m or 3600s (at most ten years)`,
+      });
+      return z.NEVER;
+    }
+    return seconds;
+  });
+
 /**
  * AC_MEMORY_TTL: default times to live by memory type, e.g. `context=30d,workflow=12h` (units s, m, h, d);
  * a type not listed never expires by default.
@@ -110,10 +132,9 @@ const MemoryTtl = Optional.transform((value, ctx) => {
     .split(',')
     .map((p) => p.trim())
     .filter(Boolean)) {
-    const match = /^([a-z]+)=(\d+)([smhd])$/u.exec(part);
-    const type = match?.[1] as MemoryType | undefined;
-    const seconds = match ? Number(match[2]) * (TTL_UNITS[match[3] as string] as number) : 0;
-    if (!match || !type || !MEMORY_TYPES.includes(type) || seconds < 1 || seconds > MAX_TTL_SECONDS) {
+    const [type, duration] = part.split('=') as [MemoryType, string | undefined];
+    const seconds = duration === undefined ? undefined : durationSeconds(duration);
+    if (!MEMORY_TYPES.includes(type) || seconds === undefined || seconds < 1 || seconds > MAX_TTL_SECONDS) {
       ctx.addIssue({
         code: 'custom',
         message:
@@ -185,6 +206,8 @@ export const EnvSchema = z.object({
   AC_METADATA_MAX_BYTES: PositiveInt.default(DEFAULT_LIMITS.metadataMaxBytes),
   AC_MEMORIES_PER_AGENT: PositiveInt.default(DEFAULT_LIMITS.memoriesPerAgent),
   AC_MEMORY_TTL: MemoryTtl,
+  AC_MEMORY_HISTORY: Optional.pipe(z.coerce.number<string | undefined>().int().min(0).max(1000).optional()),
+  AC_MEMORY_HISTORY_RETENTION: Optional.pipe(Duration.optional()),
   AC_QUERY_MAX_CHARS: PositiveInt.default(DEFAULT_LIMITS.queryMaxChars),
   AC_DAILY_SPEND_LIMIT_CENTS: Optional.pipe(z.coerce.number<string | undefined>().int().min(1).optional()),
   AC_UNLIMITED_DAILY_SPEND_LIMIT_CENTS: Optional.pipe(

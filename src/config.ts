@@ -155,6 +155,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
       memoryValueMaxBytes: e.AC_MEMORY_VALUE_MAX_BYTES,
       metadataMaxBytes: e.AC_METADATA_MAX_BYTES,
       memoriesPerAgent: e.AC_MEMORIES_PER_AGENT,
+      memoryHistoryVersions: e.AC_MEMORY_HISTORY ?? DEFAULT_LIMITS.memoryHistoryVersions,
+      memoryHistoryRetentionSeconds:
+        e.AC_MEMORY_HISTORY_RETENTION ?? DEFAULT_LIMITS.memoryHistoryRetentionSeconds,
       ...(Object.keys(e.AC_MEMORY_TTL).length > 0
         ? { memoryTtlSeconds: Object.freeze(e.AC_MEMORY_TTL) }
         : {}),

@@ -30,6 +30,15 @@ export interface Limits {
    * (AC_MEMORY_TTL); a type not listed never expires by default.
    */
   memoryTtlSeconds?: Readonly<Partial<Record<MemoryType, number>>>;
+  /** Versions kept per memory key, delete markers included (AC_MEMORY_HISTORY); 0 keeps no history. */
+  memoryHistoryVersions: number;
+  /**
+   * Seconds the history of a key without a live memory (deleted or expired) is kept after its last write
+   * (AC_MEMORY_HISTORY_RETENTION): until then a delete can be undone.
+   */
+  memoryHistoryRetentionSeconds: number;
+  historyLimitMax: number;
+  historyLimitDefault: number;
 }
 
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
@@ -48,4 +57,8 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   transactionsLimitMax: 100,
   transactionsLimitDefault: 20,
   accountInfoLimitDefault: 10,
+  memoryHistoryVersions: 10,
+  memoryHistoryRetentionSeconds: 30 * 24 * 3600,
+  historyLimitMax: 100,
+  historyLimitDefault: 10,
 });

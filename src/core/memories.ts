@@ -7,7 +7,7 @@ import type { Clock } from './clock.js';
 import { AppError } from './errors.js';
 import type { ChargeContext, Ledger } from './ledger.js';
 import type { Limits } from './limits.js';
-import { isLive, MAX_TTL_SECONDS, type Memory, type MemoryType } from './model.js';
+import { isLive, MAX_TTL_SECONDS, type Memory, type MemoryType, type MemoryVersion } from './model.js';
 import type { Input, Output } from './schemas.js';
 import type { StorePort, StoreTx } from './store-port.js';
 
@@ -49,6 +49,19 @@ export function expiryOf(
   const ttl = input.ttl_seconds ?? defaults?.[input.memory_type];
   if (!ttl) return {};
   return { expiresAt: new Date(now.getTime() + ttl * 1000).toISOString(), ttlSeconds: ttl };
+}
+
+/** An entry of a memory's history, as memory_history answers it. */
+export function toVersionView(entry: MemoryVersion): Output<'MemoryVersion'> {
+  if (entry.deleted) return { version: entry.version, stored_at: entry.at, deleted: true };
+  return {
+    version: entry.version,
+    stored_at: entry.at,
+    deleted: false,
+    memory_value: entry.value ?? '',
+    memory_type: entry.type ?? 'context',
+    metadata: entry.metadata ?? {},
+  };
 }
 
 /** What a conditional write expects of the memory under its key (REST If-Match / If-None-Match). */
@@ -103,6 +116,106 @@ function memoryNotFound(key: string): AppError {
 }
 
 export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, limits: Limits) {
+  const keep = limits.memoryHistoryVersions;
+
+  /** Whether a key's history, newest entry `newest`, is past its retention (its key has no live memory). */
+  function retired(newest: MemoryVersion, at: Date): boolean {
+    return Date.parse(newest.at) < at.getTime() - limits.memoryHistoryRetentionSeconds * 1000;
+  }
+
+  /**
+   * The key's history, newest first (at most `limit`), as far as it is kept: the history of a key without a
+   * live memory is gone once its retention ran out, even before the background purge drops it.
+   */
+  async function historyOf(
+    tx: StoreTx,
+    agentId: string,
+    key: string,
+    existing: Memory | undefined,
+    at: Date,
+    limit: number,
+  ) {
+    if (keep === 0) return [];
+    const versions = await tx.listMemoryVersions(agentId, key, limit);
+    const [newest] = versions;
+    return newest && !existing && retired(newest, at) ? [] : versions;
+  }
+
+  /**
+   * The version the key's next write takes: one more than its live memory's, else than its history's newest
+   * (a deleted or expired memory's numbers go on while its history is kept), else 1.
+   */
+  async function nextVersion(
+    tx: StoreTx,
+    agentId: string,
+    key: string,
+    existing: Memory | undefined,
+    at: Date,
+  ) {
+    if (existing) return existing.version + 1;
+    if (keep === 0) return 1;
+    const [newest] = await tx.listMemoryVersions(agentId, key, 1);
+    if (!newest) return 1;
+    if (!retired(newest, at)) return newest.version + 1;
+    await tx.dropMemoryVersions(agentId, key); // a new life of the key: its old history must not mix in
+    return 1;
+  }
+
+  /** Writes a memory (a store or a restore) over `existing` (live or absent), with its history entry. */
+  async function writeMemory(
+    tx: StoreTx,
+    agentId: string,
+    key: string,
+    content: Pick<Memory, 'value' | 'type' | 'metadata' | 'expiresAt' | 'ttlSeconds'>,
+    existing: Memory | undefined,
+    at: Date,
+  ): Promise<Memory> {
+    const now = at.toISOString();
+    if (!existing && (await tx.countMemories(agentId, now)) >= limits.memoriesPerAgent) {
+      throw new AppError(
+        'quota_exceeded',
+        `This agent already holds ${limits.memoriesPerAgent} memories, the most allowed; nothing was charged. ` +
+          'Delete memories you no longer need, or update an existing key.',
+        { memories_limit: limits.memoriesPerAgent },
+      );
+    }
+    const memory: Memory = {
+      agentId,
+      key,
+      ...content,
+      createdAt: existing?.createdAt ?? now,
+      updatedAt: now,
+      version: await nextVersion(tx, agentId, key, existing, at),
+    };
+    await tx.putMemory(memory);
+    if (keep > 0) {
+      await tx.putMemoryVersion(
+        {
+          agentId,
+          key,
+          version: memory.version,
+          at: now,
+          value: memory.value,
+          type: memory.type,
+          metadata: memory.metadata,
+          ...(memory.ttlSeconds === undefined ? {} : { ttlSeconds: memory.ttlSeconds }),
+        },
+        keep,
+      );
+    }
+    return memory;
+  }
+
+  function stored(memory: Memory, created: boolean, cents: number, balanceCents: number) {
+    return {
+      success: true as const,
+      memory: toMemoryView(memory),
+      created,
+      cost_cents: cents,
+      credit_balance_cents: balanceCents,
+    };
+  }
+
   function storeMemory(
     agentId: string,
     input: Input<'StoreInput'>,
@@ -111,30 +224,96 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
     const charge = { cents: price.cents, operation: price.operation, ref: { memoryKey: input.memory_key } };
     const work = async (tx: StoreTx) => {
       const at = clock.now();
-      const now = at.toISOString();
       // An expired memory is absent: a store over it creates the key anew.
-      const existing = live(await tx.getMemory(agentId, input.memory_key), now);
+      const existing = live(await tx.getMemory(agentId, input.memory_key), at.toISOString());
       checkCondition(input.memory_key, existing, input);
-      if (!existing && (await tx.countMemories(agentId, now)) >= limits.memoriesPerAgent) {
-        throw new AppError(
-          'quota_exceeded',
-          `This agent already holds ${limits.memoriesPerAgent} memories, the most allowed; nothing was charged. ` +
-            'Delete memories you no longer need, or update an existing key.',
-          { memories_limit: limits.memoriesPerAgent },
-        );
-      }
-      const memory: Memory = {
-        agentId,
-        key: input.memory_key,
+      const content = {
         value: input.memory_value,
         type: input.memory_type,
         metadata: input.metadata ?? {},
-        createdAt: existing?.createdAt ?? now,
-        updatedAt: now,
-        version: (existing?.version ?? 0) + 1,
         ...expiryOf(input, at, limits.memoryTtlSeconds),
       };
-      await tx.putMemory(memory);
+      const memory = await writeMemory(tx, agentId, input.memory_key, content, existing, at);
+      return { memory, created: !existing };
+    };
+    return ledger.runCharged(
+      agentId,
+      charge,
+      work,
+      (result, account) => stored(result.memory, result.created, charge.cents, account.balanceCents),
+      record,
+    );
+  }
+
+  function memoryHistory(
+    agentId: string,
+    input: Input<'HistoryInput'>,
+    { charge: price, record }: ChargeContext,
+  ): Promise<Output<'HistoryOutput'>> {
+    const charge = { cents: price.cents, operation: price.operation, ref: { memoryKey: input.memory_key } };
+    return ledger.runCharged(
+      agentId,
+      charge,
+      async (tx) => {
+        const at = clock.now();
+        const existing = live(await tx.getMemory(agentId, input.memory_key), at.toISOString());
+        const versions = await historyOf(tx, agentId, input.memory_key, existing, at, input.limit);
+        if (!existing && versions.length === 0) throw memoryNotFound(input.memory_key);
+        return { existing, versions };
+      },
+      ({ existing, versions }, account) => ({
+        success: true,
+        memory_key: input.memory_key,
+        current_version: existing?.version ?? null,
+        versions: versions.map(toVersionView),
+        cost_cents: charge.cents,
+        credit_balance_cents: account.balanceCents,
+      }),
+      record,
+    );
+  }
+
+  function restoreMemory(
+    agentId: string,
+    input: Input<'RestoreInput'>,
+    { charge: price, record }: ChargeContext,
+  ): Promise<Output<'RestoreOutput'>> {
+    const charge = { cents: price.cents, operation: price.operation, ref: { memoryKey: input.memory_key } };
+    const work = async (tx: StoreTx) => {
+      const at = clock.now();
+      const existing = live(await tx.getMemory(agentId, input.memory_key), at.toISOString());
+      checkCondition(input.memory_key, existing, input);
+      const versions = await historyOf(tx, agentId, input.memory_key, existing, at, keep);
+      const entry = versions.find((v) => v.version === input.version);
+      if (!entry) {
+        throw new AppError(
+          'not_found',
+          `Version ${input.version} of memory_key ${JSON.stringify(input.memory_key)} is not in its history ` +
+            `(the last ${keep} versions are kept; a deleted key's for ${limits.memoryHistoryRetentionSeconds / 86_400} ` +
+            'days); nothing was charged. List them with memory_history.',
+          { memory_key: input.memory_key, version: input.version },
+        );
+      }
+      if (entry.deleted || entry.value === undefined || entry.type === undefined) {
+        throw new AppError(
+          'invalid_input',
+          `Version ${input.version} of ${JSON.stringify(input.memory_key)} is its delete, which has no content; ` +
+            'restore a version before it. Nothing was charged.',
+          { field: 'version' },
+        );
+      }
+      const content = {
+        value: entry.value,
+        type: entry.type,
+        metadata: entry.metadata ?? {},
+        ...(entry.ttlSeconds === undefined
+          ? {}
+          : {
+              ttlSeconds: entry.ttlSeconds,
+              expiresAt: new Date(at.getTime() + entry.ttlSeconds * 1000).toISOString(),
+            }),
+      };
+      const memory = await writeMemory(tx, agentId, input.memory_key, content, existing, at);
       return { memory, created: !existing };
     };
     return ledger.runCharged(
@@ -142,11 +321,8 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
       charge,
       work,
       (result, account) => ({
-        success: true,
-        memory: toMemoryView(result.memory),
-        created: result.created,
-        cost_cents: charge.cents,
-        credit_balance_cents: account.balanceCents,
+        ...stored(result.memory, result.created, charge.cents, account.balanceCents),
+        restored_from: input.version,
       }),
       record,
     );
@@ -190,10 +366,18 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
       agentId,
       charge,
       async (tx) => {
-        const existing = live(await tx.getMemory(agentId, input.memory_key), clock.now().toISOString());
+        const at = clock.now().toISOString();
+        const existing = live(await tx.getMemory(agentId, input.memory_key), at);
         if (input.expected_version !== undefined) checkCondition(input.memory_key, existing, input);
         if (!existing) throw memoryNotFound(input.memory_key);
         await tx.deleteMemory(agentId, input.memory_key);
+        // The delete takes the next version as a marker: restoring an earlier version undoes it.
+        if (keep > 0) {
+          await tx.putMemoryVersion(
+            { agentId, key: input.memory_key, version: existing.version + 1, at, deleted: true },
+            keep,
+          );
+        }
       },
       (_none, account) => ({
         success: true,
@@ -242,7 +426,15 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
     return memories.map((m) => ({ memory_key: m.key, memory_type: m.type, updated_at: m.updatedAt }));
   }
 
-  return { storeMemory, retrieveMemory, deleteMemory, searchMemories, listMemoryIndex };
+  return {
+    storeMemory,
+    retrieveMemory,
+    deleteMemory,
+    searchMemories,
+    memoryHistory,
+    restoreMemory,
+    listMemoryIndex,
+  };
 }
 
 export type Memories = ReturnType<typeof createMemories>;

@@ -50,6 +50,25 @@ export interface Memory {
   ttlSeconds?: number;
 }
 
+/**
+ * One entry of a memory's history: a version as it was stored (or restored), or the delete that ended it (a
+ * delete marker, which takes a version number too, so that numbers never repeat while the history is kept).
+ */
+export interface MemoryVersion {
+  agentId: string;
+  key: string;
+  version: number;
+  /** When this version was written, or when the memory was deleted. */
+  at: string;
+  /** True on a delete marker, which has no content. */
+  deleted?: true;
+  value?: string;
+  type?: MemoryType;
+  metadata?: JsonObject;
+  /** The time to live it was stored with, which a restore gives it again from then. */
+  ttlSeconds?: number;
+}
+
 /** The longest a memory may live: ten years. */
 export const MAX_TTL_SECONDS = 10 * 365 * 24 * 3600;
 
@@ -94,6 +113,8 @@ export const CHARGED_OPERATIONS = [
   'memory_retrieve',
   'memory_delete',
   'memory_search',
+  'memory_history',
+  'memory_restore',
   'data',
 ] as const;
 export type ChargedOperationName = (typeof CHARGED_OPERATIONS)[number];

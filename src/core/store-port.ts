@@ -2,7 +2,7 @@
  * The persistence port. The core sees only this; adapters (JSON file now, PostgreSQL later) implement it.
  * Methods are asynchronous so that a database adapter fits the same shape.
  */
-import type { Account, IdempotencyRecord, LedgerEntry, Memory, MemoryType } from './model.js';
+import type { Account, IdempotencyRecord, LedgerEntry, Memory, MemoryType, MemoryVersion } from './model.js';
 
 export interface MemoryFilter {
   type?: MemoryType;
@@ -27,6 +27,8 @@ export interface StoreReader {
   listMemories(agentId: string, filter: MemoryFilter): Promise<Memory[]>;
   /** The agent's memories live at `liveAt` (an ISO instant; absent: all of them, expired ones too). */
   countMemories(agentId: string, liveAt?: string): Promise<number>;
+  /** The key's history, newest first, at most `limit` entries (delete markers included). */
+  listMemoryVersions(agentId: string, key: string, limit: number): Promise<MemoryVersion[]>;
   /**
    * Cents the agent's operations cost by entries at or after `since` (an ISO timestamp): the sum of
    * `costOf` over them, so charges covered by the unlimited plan count too.
@@ -49,6 +51,13 @@ export interface StoreTx extends StoreReader {
    * its place in the update order.
    */
   setMemoryExpiry(agentId: string, key: string, expiresAt: string): Promise<void>;
+  /**
+   * Adds a version (or delete marker) to its key's history, newer than every version there, and drops the
+   * oldest so that at most `keep` remain.
+   */
+  putMemoryVersion(entry: MemoryVersion, keep: number): Promise<void>;
+  /** Drops a key's whole history (a new life of the key after its retention ran out). */
+  dropMemoryVersions(agentId: string, key: string): Promise<void>;
   /**
    * Insert or replace the record of (agentId, key). With `claimToken`, this finishes that claim (see
    * `StorePort.claimIdempotency`): a store whose claims can expire fails the transaction if the claim is no

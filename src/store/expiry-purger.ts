@@ -12,6 +12,8 @@ export const PURGE_BATCH = 1_000;
 
 export interface ExpiryPurgerOptions {
   intervalMs: number;
+  /** How long the history of a deleted or expired memory is kept after its last write. */
+  historyRetentionSeconds: number;
   /** The service's clock: what has expired is judged by it. */
   now?: () => Date;
   /** Told what a round removed, or why it failed. */
@@ -20,21 +22,31 @@ export interface ExpiryPurgerOptions {
 
 export class ExpiryPurger extends BackgroundRounds<SweepOutcome> {
   constructor(
-    private readonly store: Pick<StateStore, 'purgeExpiredMemories'>,
+    private readonly store: Pick<StateStore, 'purgeExpiredMemories' | 'purgeRetiredHistories'>,
     private readonly options: ExpiryPurgerOptions,
   ) {
     super(options.intervalMs, options.onRound);
   }
 
-  /** One round: batches until one deletes fewer than a full batch. */
+  /** One round: each task in batches until one removes fewer than a full batch. */
   async runOnce(): Promise<SweepOutcome> {
-    const at = (this.options.now?.() ?? new Date()).toISOString();
-    let total = 0;
-    for (;;) {
-      const count = await this.store.purgeExpiredMemories(at, PURGE_BATCH);
-      total += count;
-      if (count < PURGE_BATCH) break;
+    const now = this.options.now?.() ?? new Date();
+    const at = now.toISOString();
+    const cutoff = new Date(now.getTime() - this.options.historyRetentionSeconds * 1000).toISOString();
+    const tasks: Record<string, () => Promise<number>> = {
+      'expired memories': () => this.store.purgeExpiredMemories(at, PURGE_BATCH),
+      'retired histories': () => this.store.purgeRetiredHistories(at, cutoff, PURGE_BATCH),
+    };
+    const removed: Record<string, number> = {};
+    for (const [name, batch] of Object.entries(tasks)) {
+      let total = 0;
+      for (;;) {
+        const count = await batch();
+        total += count;
+        if (count < PURGE_BATCH) break;
+      }
+      removed[name] = total;
     }
-    return { ran: true, removed: { 'expired memories': total } };
+    return { ran: true, removed };
   }
 }

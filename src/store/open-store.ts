@@ -51,6 +51,7 @@ export async function openStore(
   if (config.database) {
     const { store, where, counters, liveCache, sweeper } = await openPostgresStore(config.database, {
       cacheMinutesMax: config.limits.cacheMinutesMax,
+      historyRetentionSeconds: config.limits.memoryHistoryRetentionSeconds,
       ...options,
     });
     return { store, where, counters, liveCache, background: sweeper };
@@ -60,6 +61,7 @@ export async function openStore(
   });
   const background = new ExpiryPurger(store, {
     intervalMs: SWEEP_INTERVAL_MS,
+    historyRetentionSeconds: config.limits.memoryHistoryRetentionSeconds,
     ...(options.now ? { now: options.now } : {}),
     ...(options.onSweep ? { onRound: options.onSweep } : {}),
   });

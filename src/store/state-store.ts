@@ -117,6 +117,24 @@ export class StateStore implements StorePort {
     });
   }
 
+  /**
+   * Drops up to `limit` histories past their retention at `at` (no live memory, newest entry written before
+   * `cutoff`), each checked again inside the transaction; returns how many.
+   */
+  async purgeRetiredHistories(at: string, cutoff: string, limit: number): Promise<number> {
+    return this.transact(async (tx) => {
+      let purged = 0;
+      for (const { agentId, key } of this.state.retiredHistories(at, cutoff, limit)) {
+        const [newest] = await tx.listMemoryVersions(agentId, key, 1);
+        const memory = await tx.getMemory(agentId, key);
+        if (!newest || newest.at >= cutoff || (memory && isLive(memory, at))) continue;
+        await tx.dropMemoryVersions(agentId, key);
+        purged++;
+      }
+      return purged;
+    });
+  }
+
   async read<T>(work: (reader: StoreReader) => Promise<T>): Promise<T> {
     this.assertUsable();
     // What this read can see must be on disk before it answers: wait for the last commit's flush.

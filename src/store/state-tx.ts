@@ -9,10 +9,11 @@ import {
   isLive,
   type LedgerEntry,
   type Memory,
+  type MemoryVersion,
 } from '../core/model.js';
 import type { MemoryFilter, StoreTx } from '../core/store-port.js';
 import type { Change } from './changes.js';
-import { idempotencySlot, newestFirst, type StoreState } from './store-state.js';
+import { idempotencySlot, newestFirst, newestVersions, type StoreState, withVersion } from './store-state.js';
 
 export class StateTx implements StoreTx {
   readonly changes: Change[] = [];
@@ -21,6 +22,8 @@ export class StateTx implements StoreTx {
   private readonly memories = new Map<string, Map<string, Memory | null>>();
   private readonly ledger: LedgerEntry[] = [];
   private readonly idempotency = new Map<string, IdempotencyRecord>();
+  /** Histories written in this transaction, whole (oldest first), by slot. */
+  private readonly history = new Map<string, MemoryVersion[]>();
 
   constructor(private readonly state: StoreState) {}
 
@@ -115,6 +118,23 @@ export class StateTx implements StoreTx {
     // The overlay keeps the memory where it was (Map.set of an existing key keeps its place).
     this.written(agentId).set(key, { ...memory, expiresAt });
     this.changes.push({ op: 'memory.expiry', agentId, key, expiresAt });
+  }
+
+  async listMemoryVersions(agentId: string, key: string, limit: number) {
+    const written = this.history.get(idempotencySlot(agentId, key));
+    return written ? newestVersions(written, limit) : this.state.listMemoryVersions(agentId, key, limit);
+  }
+
+  async putMemoryVersion(entry: MemoryVersion, keep: number) {
+    const slot = idempotencySlot(entry.agentId, entry.key);
+    const current = this.history.get(slot) ?? this.state.versionsOf(entry.agentId, entry.key);
+    this.history.set(slot, withVersion(current, entry, keep));
+    this.changes.push({ op: 'history.put', entry, keep });
+  }
+
+  async dropMemoryVersions(agentId: string, key: string) {
+    this.history.set(idempotencySlot(agentId, key), []);
+    this.changes.push({ op: 'history.drop', agentId, key });
   }
 
   private written(agentId: string): Map<string, Memory | null> {

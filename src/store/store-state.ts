@@ -12,6 +12,7 @@ import {
   isLive,
   type LedgerEntry,
   type Memory,
+  type MemoryVersion,
 } from '../core/model.js';
 import type { MemoryFilter, StoreReader } from '../core/store-port.js';
 import type { Change } from './changes.js';
@@ -26,6 +27,8 @@ export interface Snapshot {
   ledger: LedgerEntry[];
   /** Absent in snapshots written before idempotency keys existed. */
   idempotency?: IdempotencyRecord[];
+  /** Memory histories, each key's oldest first; absent in snapshots written before histories existed. */
+  history?: MemoryVersion[];
 }
 
 export const EMPTY_SNAPSHOT: Snapshot = { format: 'agent-context/1', accounts: [], memories: [], ledger: [] };
@@ -40,6 +43,8 @@ export class StoreState implements StoreReader {
   private readonly ledger = new Map<string, LedgerEntry[]>();
   /** Per agent, the costs (in cents) of its ledger entries up to and including each index. */
   private readonly costTotals = new Map<string, number[]>();
+  /** Each key's history by `idempotencySlot(agentId, key)`, oldest first. */
+  private readonly history = new Map<string, MemoryVersion[]>();
   /** By `idempotencySlot`, oldest first. */
   private readonly idempotency = new Map<string, IdempotencyRecord>();
 
@@ -49,6 +54,8 @@ export class StoreState implements StoreReader {
     for (const memory of snapshot.memories) state.apply({ op: 'memory.put', memory });
     for (const entry of snapshot.ledger) state.apply({ op: 'ledger.append', entry });
     for (const record of snapshot.idempotency ?? []) state.apply({ op: 'idempotency.put', record });
+    for (const entry of snapshot.history ?? [])
+      state.apply({ op: 'history.put', entry, keep: Number.POSITIVE_INFINITY });
     return state;
   }
 
@@ -64,6 +71,7 @@ export class StoreState implements StoreReader {
       memories,
       ledger,
       idempotency: [...this.idempotency.values()],
+      history: [...this.history.values()].flat(),
     };
   }
 
@@ -121,6 +129,14 @@ export class StoreState implements StoreReader {
         perAgent?.delete(change.key);
         return;
       }
+      case 'history.put': {
+        const slot = idempotencySlot(change.entry.agentId, change.entry.key);
+        this.history.set(slot, withVersion(this.history.get(slot) ?? [], change.entry, change.keep));
+        return;
+      }
+      case 'history.drop':
+        this.history.delete(idempotencySlot(change.agentId, change.key));
+        return;
       case 'memory.expiry': {
         // In place: a refresh is not an update, so the memory keeps its place in the update order.
         const perAgent = this.memories.get(change.agentId);
@@ -195,6 +211,32 @@ export class StoreState implements StoreReader {
     return (totals.at(-1) ?? 0) - (lo === 0 ? 0 : (totals[lo - 1] as number));
   }
 
+  async listMemoryVersions(agentId: string, key: string, limit: number) {
+    return newestVersions(this.history.get(idempotencySlot(agentId, key)) ?? [], limit);
+  }
+
+  /** A key's history, oldest first, for a transaction's overlay. */
+  versionsOf(agentId: string, key: string): readonly MemoryVersion[] {
+    return this.history.get(idempotencySlot(agentId, key)) ?? [];
+  }
+
+  /**
+   * Up to `limit` keys, of any agent, whose history is past its retention at `at`: no live memory, and the
+   * newest entry written before `cutoff`. For the background purge.
+   */
+  retiredHistories(at: string, cutoff: string, limit: number): { agentId: string; key: string }[] {
+    const out: { agentId: string; key: string }[] = [];
+    for (const versions of this.history.values()) {
+      const newest = versions.at(-1);
+      if (!newest || newest.at >= cutoff) continue;
+      const memory = this.memories.get(newest.agentId)?.get(newest.key);
+      if (memory && isLive(memory, at)) continue;
+      out.push({ agentId: newest.agentId, key: newest.key });
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
   async getIdempotency(agentId: string, key: string) {
     return this.idempotencyRecord(agentId, key);
   }
@@ -234,6 +276,21 @@ export class StoreState implements StoreReader {
 /** The one map key of an agent's idempotency key. */
 export function idempotencySlot(agentId: string, key: string): string {
   return `${agentId}\u0000${key}`;
+}
+
+/** `versions` (oldest first) with `entry` added last, the oldest dropped so that at most `keep` remain. */
+export function withVersion(
+  versions: readonly MemoryVersion[],
+  entry: MemoryVersion,
+  keep: number,
+): MemoryVersion[] {
+  const next = [...versions, entry];
+  return next.length > keep ? next.slice(next.length - keep) : next;
+}
+
+/** The newest `limit` of `versions` (given oldest first), newest first. */
+export function newestVersions(versions: readonly MemoryVersion[], limit: number): MemoryVersion[] {
+  return versions.slice(Math.max(0, versions.length - limit)).reverse();
 }
 
 /** How many of `memories` are live at `liveAt`. */

@@ -73,12 +73,13 @@ describe('memory expiry', () => {
     clock.advance(10_000);
     expect((await store(key, { memory_key: 'c', memory_value: '3' })).status).toBe(200);
     clock.advance(1_000);
-    // 'a' expired: storing it is a new memory, version 1, created now. The quota is full again (b and c).
+    // 'a' expired: storing it is a new memory (created now), its version going on from its history (1).
+    // The quota is full again (b and c).
     const again = await store(key, { memory_key: 'a', memory_value: 'new' });
     expect(again.body.code).toBe('quota_exceeded');
     await server.request('DELETE', '/api/ac/memory', { key, body: { agent_key: key, memory_key: 'c' } });
     const recreated = await store(key, { memory_key: 'a', memory_value: 'new' });
-    expect(recreated.body).toMatchObject({ created: true, memory: { version: 1, expires_at: null } });
+    expect(recreated.body).toMatchObject({ created: true, memory: { version: 2, expires_at: null } });
     expect(recreated.body.memory.created_at).not.toBe(createdAt);
   });
 

@@ -42,12 +42,12 @@ describe('memory versions and conditional writes (REST)', () => {
     const read = await retrieve(key, 'plan');
     expect(read.body.memory).toMatchObject({ memory_value: 'b', version: 3 });
     expect(read.headers.get('etag')).toBe('"3"');
-    // A deleted and re-created key starts again at 1.
+    // The delete takes version 4 (a marker in the history); a re-created key goes on from there.
     expect((await remove(key, { memory_key: 'plan' })).status).toBe(200);
-    expect((await store(key, { memory_key: 'plan', memory_value: 'c' })).body.memory.version).toBe(1);
+    expect((await store(key, { memory_key: 'plan', memory_value: 'c' })).body.memory.version).toBe(5);
     // Search lists versions too.
     const listed = await server.request('POST', '/api/ac/memory/search', { key, body: { agent_key: key } });
-    expect(listed.body.memories[0]).toMatchObject({ memory_key: 'plan', version: 1 });
+    expect(listed.body.memories[0]).toMatchObject({ memory_key: 'plan', version: 5 });
   });
 
   it('If-Match with the current ETag writes; with an old one it is 412 with current_version, free and unchanged', async () => {

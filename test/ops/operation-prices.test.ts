@@ -21,8 +21,10 @@ const SAMPLE_INPUTS: Record<(typeof CHARGED_OPERATIONS)[number], Record<string, 
   memory_store: { memory_key: 'note', memory_value: 'remember this' },
   memory_retrieve: { memory_key: 'note' },
   memory_search: {},
+  memory_history: { memory_key: 'note' },
   data: { query_type: 'news', query: 'Prices  Today' },
   memory_delete: { memory_key: 'note' },
+  memory_restore: { memory_key: 'note', version: 1 },
 };
 
 const priced = (op: Operation) => op.cost.cents > 0 || (op.cost.cachedCents ?? 0) > 0;

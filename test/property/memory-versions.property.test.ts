@@ -69,6 +69,8 @@ describe('memory versions and expiry against a model', () => {
         const t = coreHarness();
         const { key: apiKey } = await t.register();
         const model = new Map<string, ModelMemory>();
+        /** Each key's newest version number, delete markers included: the history goes on across lives. */
+        const lastVersion = new Map<string, number>();
         const live = (k: string) => {
           const m = model.get(k);
           return m && (m.expiresAtMs === undefined || m.expiresAtMs > t.clock.now().getTime())
@@ -119,10 +121,11 @@ describe('memory versions and expiry against a model', () => {
               const ttl = c.ttl || undefined;
               const next: ModelMemory = {
                 value: c.value,
-                version: (existing?.version ?? 0) + 1,
+                version: (lastVersion.get(c.key) ?? 0) + 1,
                 ...(ttl ? { ttl, expiresAtMs: now + ttl * 1000 } : {}),
               };
               model.set(c.key, next);
+              lastVersion.set(c.key, next.version);
               charged++;
               want = {
                 status: 200,
@@ -143,7 +146,10 @@ describe('memory versions and expiry against a model', () => {
             }
           } else if (c.expected !== undefined && existing?.version !== c.expected) want = { status: 412 };
           else if (!existing) want = { status: 404 };
-          else model.delete(c.key);
+          else {
+            model.delete(c.key);
+            lastVersion.set(c.key, existing.version + 1);
+          }
 
           expect(got.status, JSON.stringify({ c, got: got.body })).toBe(want.status);
           if (want.status === 412) {

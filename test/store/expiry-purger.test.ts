@@ -53,9 +53,19 @@ describe('the expired-memory purge (JSON file store)', () => {
 
   it('deletes what expired by the given clock, keeps the rest, durably', async () => {
     const { dir, store } = await opened([memory('never'), memory('early', 10), memory('late', 100)]);
-    const purger = new ExpiryPurger(store, { intervalMs: 60_000, now: () => new Date(at(10)) });
-    expect(await purger.runOnce()).toEqual({ ran: true, removed: { 'expired memories': 1 } });
-    expect(await purger.runOnce()).toEqual({ ran: true, removed: { 'expired memories': 0 } });
+    const purger = new ExpiryPurger(store, {
+      intervalMs: 60_000,
+      historyRetentionSeconds: 3600,
+      now: () => new Date(at(10)),
+    });
+    expect(await purger.runOnce()).toEqual({
+      ran: true,
+      removed: { 'expired memories': 1, 'retired histories': 0 },
+    });
+    expect(await purger.runOnce()).toEqual({
+      ran: true,
+      removed: { 'expired memories': 0, 'retired histories': 0 },
+    });
     const keys = async (s: typeof store) =>
       (await s.read((r) => r.listMemories('a', { limit: 10 }))).map((m) => m.key).sort();
     expect(await keys(store)).toEqual(['late', 'never']);
@@ -68,10 +78,14 @@ describe('the expired-memory purge (JSON file store)', () => {
   it('goes on batch after batch until nothing expired is left', async () => {
     const many = Array.from({ length: PURGE_BATCH * 2 + 3 }, (_, i) => memory(`m${i}`, 1));
     const { store } = await opened([...many, memory('live', 1_000)]);
-    const purger = new ExpiryPurger(store, { intervalMs: 60_000, now: () => new Date(at(5)) });
+    const purger = new ExpiryPurger(store, {
+      intervalMs: 60_000,
+      historyRetentionSeconds: 3600,
+      now: () => new Date(at(5)),
+    });
     expect(await purger.runOnce()).toEqual({
       ran: true,
-      removed: { 'expired memories': PURGE_BATCH * 2 + 3 },
+      removed: { 'expired memories': PURGE_BATCH * 2 + 3, 'retired histories': 0 },
     });
     expect(await store.read((r) => r.countMemories('a'))).toBe(1);
     await store.close();
@@ -82,13 +96,14 @@ describe('the expired-memory purge (JSON file store)', () => {
     const rounds: unknown[] = [];
     const purger = new ExpiryPurger(store, {
       intervalMs: 20,
+      historyRetentionSeconds: 3600,
       now: () => new Date(at(5)),
       onRound: (outcome) => rounds.push(outcome),
     });
     purger.start();
     while (rounds.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
     await purger.stop();
-    expect(rounds[0]).toEqual({ ran: true, removed: { 'expired memories': 1 } });
+    expect(rounds[0]).toEqual({ ran: true, removed: { 'expired memories': 1, 'retired histories': 0 } });
     expect(await store.read((r) => r.countMemories('a'))).toBe(0);
     await store.close();
   });

@@ -46,6 +46,18 @@ const Memory = z
   })
   .describe('A stored memory.');
 
+/** An entry of a memory's history, as memory_history answers it. */
+const MemoryVersion = z
+  .object({
+    version: z.int().min(1),
+    stored_at: Timestamp.describe('When this version was stored, or when the memory was deleted.'),
+    deleted: z.boolean().describe('True for a delete, which has no content and can be undone by a restore.'),
+    memory_value: z.string().optional(),
+    memory_type: MemoryType.optional(),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+  })
+  .describe('An entry of a memory history: a version as stored, or the delete that ended it.');
+
 /** The largest version a memory can reach (a 32-bit integer in PostgreSQL). */
 export const MAX_VERSION = 2_147_483_647;
 
@@ -96,6 +108,7 @@ export function createMemorySchemas(limits: Limits) {
   return {
     MemoryKey,
     Memory,
+    MemoryVersion,
 
     StoreInput: z
       .strictObject({
@@ -161,6 +174,38 @@ export function createMemorySchemas(limits: Limits) {
       success: z.literal(true),
       deleted: z.literal(true),
       memory_key: z.string(),
+      ...billed,
+    }),
+
+    HistoryInput: z.strictObject({
+      memory_key: MemoryKey,
+      limit: boundedInt('limit', 1, limits.historyLimitMax, true)
+        .default(limits.historyLimitDefault)
+        .describe(`At most this many entries, newest first (1-${limits.historyLimitMax}).`),
+    }),
+    HistoryOutput: z.object({
+      success: z.literal(true),
+      memory_key: z.string(),
+      current_version: z
+        .int()
+        .nullable()
+        .describe('The live memory version; null when the key is deleted or expired (its history is kept).'),
+      versions: z.array(MemoryVersion).describe('Newest first: each version as stored, and each delete.'),
+      ...billed,
+    }),
+
+    RestoreInput: z.strictObject({
+      memory_key: MemoryKey,
+      version: boundedInt('version', 1, MAX_VERSION).describe(
+        'The version to bring back, from memory_history: its value, type and metadata become a new version.',
+      ),
+      expected_version: ExpectedVersion.optional(),
+    }),
+    RestoreOutput: z.object({
+      success: z.literal(true),
+      memory: Memory,
+      created: z.boolean().describe('True when the key was deleted or expired: the restore undid that.'),
+      restored_from: z.int().describe('The version whose content was restored.'),
       ...billed,
     }),
 

@@ -78,5 +78,45 @@ export function memoryOperations(schemas: MemorySchemas, limits: Limits) {
       output: schemas.SearchOutput,
       run: (core, agent, input, ctx) => core.memories.searchMemories(agent, input, ctx),
     }),
+    chargedOperation({
+      name: 'memory_history',
+      mcp: { tool: 'memory_history', hints: READS },
+      title: 'Memory history',
+      http: { method: 'GET', path: '/api/ac/memory/history' },
+      cost: memoryOp,
+      summary: 'List the versions of one memory, and its deletes, newest first.',
+      description:
+        `Lists the kept versions of memory_key, newest first: each as stored (the last ${limits.memoryHistoryVersions} ` +
+        'per key), and each delete. A deleted or expired key keeps its history for ' +
+        `${limits.memoryHistoryRetentionSeconds / 86_400} days; bring a version back with memory_restore. A key ` +
+        'with neither a memory nor a history gets 404, free.',
+      errors: ['insufficient_credits', 'daily_limit_reached', 'not_found', 'forbidden'],
+      input: schemas.HistoryInput,
+      output: schemas.HistoryOutput,
+      run: (core, agent, input, ctx) => core.memories.memoryHistory(agent, input, ctx),
+    }),
+    chargedOperation({
+      name: 'memory_restore',
+      mcp: { tool: 'memory_restore', hints: { ...READS, readOnlyHint: false, destructiveHint: true } },
+      title: 'Restore memory version',
+      http: { method: 'POST', path: '/api/ac/memory/restore', ifMatch: true, etag: true },
+      cost: memoryOp,
+      summary: 'Bring back an earlier version of a memory (also one deleted): priced as a store.',
+      description:
+        'Stores the value, type and metadata of version (from memory_history) as a new version of memory_key; ' +
+        'this also undoes a delete. With expected_version it writes only over that version (412 otherwise). A ' +
+        'version not kept is 404, a delete (no content) 400; both free.',
+      errors: [
+        'insufficient_credits',
+        'daily_limit_reached',
+        'not_found',
+        'quota_exceeded',
+        'version_conflict',
+        'forbidden',
+      ],
+      input: schemas.RestoreInput,
+      output: schemas.RestoreOutput,
+      run: (core, agent, input, ctx) => core.memories.restoreMemory(agent, input, ctx),
+    }),
   ] as const;
 }

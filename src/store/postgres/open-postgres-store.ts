@@ -12,6 +12,7 @@ import { MigrationError, migrate } from './migrate.js';
 import { PostgresLiveCache } from './postgres-live-cache.js';
 import { PostgresStore } from './postgres-store.js';
 import {
+  historySweep,
   IDEMPOTENCY_SWEEP,
   MEMORY_EXPIRY_SWEEP,
   PostgresSweeper,
@@ -24,6 +25,8 @@ export async function openPostgresStore(
   database: Readonly<DatabaseConfig>,
   options: {
     cacheMinutesMax?: number;
+    /** How long the history of a deleted or expired memory is kept (AC_MEMORY_HISTORY_RETENTION). */
+    historyRetentionSeconds?: number;
     /** The service's clock, by which the sweep judges what has expired. */
     now?: () => Date;
     onSweep?: SweeperOptions['onRound'];
@@ -64,7 +67,13 @@ export async function openPostgresStore(
     maxAgeMinutes: options.cacheMinutesMax ?? DEFAULT_LIMITS.cacheMinutesMax,
   });
   const sweeper = new PostgresSweeper(store.connections, {
-    tasks: [IDEMPOTENCY_SWEEP, MEMORY_EXPIRY_SWEEP, ...counters.sweepTasks, ...liveCache.sweepTasks],
+    tasks: [
+      IDEMPOTENCY_SWEEP,
+      MEMORY_EXPIRY_SWEEP,
+      historySweep(options.historyRetentionSeconds ?? DEFAULT_LIMITS.memoryHistoryRetentionSeconds),
+      ...counters.sweepTasks,
+      ...liveCache.sweepTasks,
+    ],
     intervalMs: SWEEP_INTERVAL_MS,
     ...(options.now ? { now: options.now } : {}),
     ...(options.onSweep ? { onRound: options.onSweep } : {}),

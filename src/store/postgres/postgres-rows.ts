@@ -9,6 +9,7 @@ import type {
   LedgerEntry,
   Memory,
   MemoryType,
+  MemoryVersion,
 } from '../../core/model.js';
 
 export type Row = Record<string, unknown>;
@@ -71,6 +72,25 @@ export function toMemory(row: Row): Memory {
     ...(row.ttl_seconds === null ? {} : { ttlSeconds: int(row.ttl_seconds) }),
   };
 }
+
+export function toMemoryVersion(row: Row): MemoryVersion {
+  const base = {
+    agentId: String(row.agent_id),
+    key: String(row.key),
+    version: int(row.version),
+    at: iso(row.at),
+  };
+  if (row.deleted === true) return { ...base, deleted: true };
+  return {
+    ...base,
+    value: text(row.value),
+    type: row.type as MemoryType,
+    metadata: row.metadata as JsonObject,
+    ...(row.ttl_seconds === null ? {} : { ttlSeconds: int(row.ttl_seconds) }),
+  };
+}
+
+export const HISTORY_COLUMNS = 'agent_id, key, version, at, deleted, value, type, metadata, ttl_seconds';
 
 export function toIdempotencyRecord(row: Row): IdempotencyRecord {
   return {

@@ -59,6 +59,27 @@ export const MEMORY_EXPIRY_SWEEP: SweepTask = {
   },
 };
 
+/**
+ * Histories past their retention: keys without a live memory whose newest entry was written more than
+ * `retentionSeconds` ago (by then a delete can no longer be undone).
+ */
+export function historySweep(retentionSeconds: number): SweepTask {
+  return {
+    name: 'retired histories',
+    run: async (db, batch, now) => {
+      const { rowCount } = await db.query(
+        'DELETE FROM memory_history WHERE (agent_id, key) IN (SELECT h.agent_id, h.key FROM memory_history h ' +
+          'GROUP BY h.agent_id, h.key ' +
+          "HAVING max(h.at) < $2::timestamptz - $3::integer * interval '1 second' AND NOT EXISTS (" +
+          'SELECT 1 FROM memories m WHERE m.agent_id = h.agent_id AND m.key = h.key ' +
+          'AND (m.expires_at IS NULL OR m.expires_at > $2::timestamptz)) LIMIT $1)',
+        [batch, now.toISOString(), retentionSeconds],
+      );
+      return rowCount ?? 0;
+    },
+  };
+}
+
 export type SweepOutcome = { ran: false } | { ran: true; removed: Record<string, number> };
 
 export interface SweeperOptions {

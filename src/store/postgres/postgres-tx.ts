@@ -4,10 +4,11 @@
  * instance; the ledger's seq comes from that locked row.
  */
 import { AppError } from '../../core/errors.js';
-import type { Account, IdempotencyRecord, LedgerEntry, Memory } from '../../core/model.js';
+import type { Account, IdempotencyRecord, LedgerEntry, Memory, MemoryVersion } from '../../core/model.js';
 import type { MemoryFilter, StoreReader, StoreTx } from '../../core/store-port.js';
 import {
   ACCOUNT_COLUMNS,
+  HISTORY_COLUMNS,
   int,
   LEDGER_COLUMNS,
   MEMORY_COLUMNS,
@@ -15,6 +16,7 @@ import {
   toIdempotencyRecord,
   toLedgerEntry,
   toMemory,
+  toMemoryVersion,
 } from './postgres-rows.js';
 import { preparing, type Queryable } from './prepared.js';
 
@@ -98,6 +100,14 @@ export class PostgresReader implements StoreReader {
       [agentId, since],
     );
     return int(rows[0]?.spent ?? 0);
+  }
+
+  async listMemoryVersions(agentId: string, key: string, limit: number) {
+    const { rows } = await this.db.query(
+      `SELECT ${HISTORY_COLUMNS} FROM memory_history WHERE agent_id = $1 AND key = $2 ORDER BY version DESC LIMIT $3`,
+      [agentId, key, limit],
+    );
+    return rows.map(toMemoryVersion);
   }
 
   async getIdempotency(agentId: string, key: string) {
@@ -214,6 +224,31 @@ export class PostgresTx extends PostgresReader implements StoreTx {
       key,
       expiresAt,
     ]);
+  }
+
+  async putMemoryVersion(entry: MemoryVersion, keep: number) {
+    // Versions of a key are consecutive while its history is kept: the newest `keep` are those above
+    // version - keep. One statement adds the entry and drops the older ones.
+    await this.db.query(
+      `WITH added AS (INSERT INTO memory_history (${HISTORY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)) ` +
+        'DELETE FROM memory_history WHERE agent_id = $1 AND key = $2 AND version <= $3 - $10::integer',
+      [
+        entry.agentId,
+        entry.key,
+        entry.version,
+        entry.at,
+        entry.deleted === true,
+        entry.value === undefined ? null : Buffer.from(entry.value, 'utf8'),
+        entry.type ?? null,
+        entry.metadata === undefined ? null : JSON.stringify(entry.metadata),
+        entry.ttlSeconds ?? null,
+        keep,
+      ],
+    );
+  }
+
+  async dropMemoryVersions(agentId: string, key: string) {
+    await this.db.query('DELETE FROM memory_history WHERE agent_id = $1 AND key = $2', [agentId, key]);
   }
 
   async putIdempotency(record: IdempotencyRecord, claimToken?: string) {

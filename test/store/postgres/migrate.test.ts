@@ -116,6 +116,7 @@ describe('migrate', () => {
       accounts: 'p',
       idempotency: 'p',
       ledger: 'p',
+      memory_history: 'p',
       live_cache: 'u',
       live_flights: 'u',
       memories: 'p',
