@@ -65,11 +65,15 @@ describe("the README's price table", () => {
     const memory = cost.get('memory_store')?.cents;
     expect(cost.get('memory_retrieve')?.cents).toBe(memory);
     expect(cost.get('memory_search')?.cents).toBe(memory);
+    expect(cost.get('memory_history')?.cents).toBe(memory);
+    expect(cost.get('memory_restore')?.cents).toBe(memory);
     const data = cost.get('data');
     for (const free of ['register', 'account', 'account_transactions', 'memory_delete'])
       expect(cost.get(free)?.cents, free).toBe(0);
     expect(readme).toContain('| ping, register, account, ledger, delete memory | 0 |');
-    expect(readme).toContain(`| store, retrieve, list memories | ${memory} |`);
+    expect(readme).toContain(
+      `| store, retrieve, list memories; memory history; restore a version | ${memory} |`,
+    );
     expect(readme).toContain(`| live data: fresh / from cache | ${data?.cents} / ${data?.cachedCents} |`);
     expect(readme).toContain(`| starter credit at registration | +${PRICES.starterCredit} |`);
   });

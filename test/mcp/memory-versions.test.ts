@@ -80,6 +80,32 @@ describe('memory versions over MCP', () => {
     expect(Date.parse(refreshed.expires_at)).toBeGreaterThan(Date.parse(expiresAt));
   });
 
+  it('memory_history lists the versions and the delete; memory_restore undoes the delete', async () => {
+    await call('memory_store', { memory_key: 'hist', memory_value: 'first' });
+    await call('memory_store', { memory_key: 'hist', memory_value: 'second' });
+    await call('memory_delete', { memory_key: 'hist' });
+    const listed = await call('memory_history', { memory_key: 'hist' });
+    expect(listed.isError).toBeFalsy();
+    expect(listed.structuredContent).toMatchObject({
+      current_version: null,
+      versions: [
+        { version: 3, deleted: true },
+        { version: 2, memory_value: 'second' },
+        { version: 1, memory_value: 'first' },
+      ],
+    });
+    const restored = await call('memory_restore', { memory_key: 'hist', version: 1 });
+    expect(restored.structuredContent).toMatchObject({
+      created: true,
+      restored_from: 1,
+      memory: { memory_value: 'first', version: 4 },
+    });
+    expect(textJson(await call('memory_restore', { memory_key: 'hist', version: 3 }))).toMatchObject({
+      code: 'invalid_input',
+      field: 'version',
+    });
+  });
+
   it('a wrong argument is the REST 400 body, naming it', async () => {
     const bad = await call('memory_store', { memory_key: 'n', memory_value: 'v', expected_version: 0 });
     expect(textJson(bad)).toMatchObject({ code: 'invalid_input', field: 'expected_version' });

@@ -21,7 +21,7 @@ describe('MCP tools', () => {
   const call = (name: string, args: Record<string, unknown>, c = client) =>
     c.callTool({ name, arguments: args });
 
-  it('lists the six tools with descriptions, schemas and truthful hints', async () => {
+  it('lists the eight tools with descriptions, schemas and truthful hints', async () => {
     const { tools } = await client.listTools();
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
     expect(Object.keys(byName).sort()).toEqual(
@@ -29,6 +29,8 @@ describe('MCP tools', () => {
         'account_info',
         'data_fetch',
         'memory_delete',
+        'memory_history',
+        'memory_restore',
         'memory_retrieve',
         'memory_search',
         'memory_store',
@@ -45,6 +47,8 @@ describe('MCP tools', () => {
     const hints = (name: string) => byName[name]?.annotations;
     expect(hints('memory_retrieve')).toMatchObject({ readOnlyHint: true });
     expect(hints('memory_search')).toMatchObject({ readOnlyHint: true });
+    expect(hints('memory_history')).toMatchObject({ readOnlyHint: true });
+    expect(hints('memory_restore')).toMatchObject({ readOnlyHint: false, destructiveHint: true });
     expect(hints('account_info')).toMatchObject({ readOnlyHint: true });
     expect(hints('memory_store')).toMatchObject({ readOnlyHint: false, idempotentHint: true });
     expect(hints('memory_delete')).toMatchObject({

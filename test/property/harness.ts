@@ -44,7 +44,12 @@ export interface Dump {
   ledger: Record<string, LedgerEntry[]>;
   /** By `${agentId} ${idempotencyKey}`. */
   idempotency: Record<string, IdempotencyRecord>;
+  /** By agent id and memory key: the newest version in the key's history (deletes included), if any. */
+  lastVersions: Record<string, Record<string, number>>;
 }
+
+/** The memory keys the scenarios use. */
+export const MEMORY_KEYS = ['a', 'b', 'c', 'z'];
 
 export interface Request {
   op: string;
@@ -134,7 +139,16 @@ export function fileBackend(): StoreBackend {
 }
 
 /** The tables a scenario writes, children first (foreign keys), emptied before each scenario. */
-const TABLES = ['ledger', 'memories', 'idempotency', 'live_cache', 'live_flights', 'rate_limits', 'accounts'];
+const TABLES = [
+  'ledger',
+  'memories',
+  'memory_history',
+  'idempotency',
+  'live_cache',
+  'live_flights',
+  'rate_limits',
+  'accounts',
+];
 
 /**
  * PostgreSQL: one migrated database of the shared cluster (test/helpers/postgres.ts) for all the places
@@ -342,13 +356,19 @@ const ALL = Number.MAX_SAFE_INTEGER;
 /** The store's content for every e-mail of the pool and every idempotency key of the pool. */
 export function dumpStore(service: Service): Promise<Dump> {
   return service.store.read(async (reader) => {
-    const dump: Dump = { accounts: {}, memories: {}, ledger: {}, idempotency: {} };
+    const dump: Dump = { accounts: {}, memories: {}, ledger: {}, idempotency: {}, lastVersions: {} };
     for (const email of [...EMAILS, UNKNOWN_EMAIL]) {
       const account = (await reader.findAccountByEmail(email)) ?? null;
       dump.accounts[email] = account;
       if (!account) continue;
       dump.memories[account.id] = await reader.listMemories(account.id, { limit: ALL });
       dump.ledger[account.id] = (await reader.listLedger(account.id, ALL)).reverse();
+      const last: Record<string, number> = {};
+      for (const key of MEMORY_KEYS) {
+        const [newest] = await reader.listMemoryVersions(account.id, key, 1);
+        if (newest) last[key] = newest.version;
+      }
+      dump.lastVersions[account.id] = last;
       for (const key of IDEMPOTENCY_KEYS) {
         const record = await reader.getIdempotency(account.id, key);
         if (record) dump.idempotency[`${account.id} ${key}`] = record;

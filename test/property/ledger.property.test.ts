@@ -745,7 +745,8 @@ function expectedAlone(batch: Batch, req: Req): Expected {
         metadata: input.metadata ?? {},
         created_at: memory?.createdAt ?? nowIso,
         updated_at: nowIso,
-        version: (memory?.version ?? 0) + 1,
+        // Version numbers go on across a delete while the key's history is kept.
+        version: (pre.lastVersions[account.id]?.[input.memory_key as string] ?? memory?.version ?? 0) + 1,
         expires_at: null,
       };
       return {
@@ -1337,11 +1338,14 @@ type MemoryOp =
   | { kind: 'delete' };
 const IMPOSSIBLE = Symbol('impossible');
 
-function applyMemoryOp(
-  state: MemoryView | undefined,
-  op: MemoryOp,
-  nowIso: string,
-): MemoryView | undefined | typeof IMPOSSIBLE {
+/** A key as the serial model sees it: its memory, and the newest version its history holds (deletes count). */
+interface KeyState {
+  view: MemoryView | undefined;
+  last: number;
+}
+
+function applyMemoryOp(keyState: KeyState, op: MemoryOp, nowIso: string): KeyState | typeof IMPOSSIBLE {
+  const state = keyState.view;
   switch (op.kind) {
     case 'store': {
       if ((state === undefined) !== op.created) return IMPOSSIBLE;
@@ -1352,28 +1356,29 @@ function applyMemoryOp(
         metadata: (op.input.metadata ?? {}) as JsonObject,
         created_at: state?.created_at ?? nowIso,
         updated_at: nowIso,
-        version: (state?.version ?? 0) + 1,
+        version: keyState.last + 1,
         expires_at: null,
       };
-      return isDeepStrictEqual(op.view, next) ? next : IMPOSSIBLE;
+      return isDeepStrictEqual(op.view, next) ? { view: next, last: next.version } : IMPOSSIBLE;
     }
     case 'read':
-      return state && isDeepStrictEqual(op.view, state) ? state : IMPOSSIBLE;
+      return state && isDeepStrictEqual(op.view, state) ? keyState : IMPOSSIBLE;
     case 'absent':
-      return state === undefined ? undefined : IMPOSSIBLE;
+      return state === undefined ? keyState : IMPOSSIBLE;
     case 'delete':
-      return state === undefined ? IMPOSSIBLE : undefined;
+      // The delete takes the next version number, as a marker in the history.
+      return state === undefined ? IMPOSSIBLE : { view: undefined, last: state.version + 1 };
   }
 }
 
 /** Whether some serial order of `ops` leads from `state` to `final`, each op seeing what it reported. */
 function explainable(
-  state: MemoryView | undefined,
+  state: KeyState,
   ops: MemoryOp[],
   final: MemoryView | undefined,
   nowIso: string,
 ): boolean {
-  if (ops.length === 0) return isDeepStrictEqual(state, final);
+  if (ops.length === 0) return isDeepStrictEqual(state.view, final);
   return ops.some((op, i) => {
     const next = applyMemoryOp(state, op, nowIso);
     return next !== IMPOSSIBLE && explainable(next, [...ops.slice(0, i), ...ops.slice(i + 1)], final, nowIso);
@@ -1411,8 +1416,10 @@ function checkMemories(batch: Batch): void {
     }
     for (const key of new Set([...before.keys(), ...after.keys(), ...ops.keys()])) {
       const list = ops.get(key) ?? [];
+      const view = before.get(key);
+      const last = pre.lastVersions[account.id]?.[key] ?? view?.version ?? 0;
       const ok = explainable(
-        before.get(key),
+        { view, last },
         list.map((o) => o.op),
         after.get(key),
         nowIso,

@@ -75,6 +75,39 @@ describe('the expired-memory purge (JSON file store)', () => {
     await reopened.close();
   });
 
+  it('drops the histories past their retention: no live memory, newest entry older than the retention', async () => {
+    const { store } = await opened([memory('live')]);
+    const entry = (key: string, version: number, seconds: number, deleted = false) => ({
+      agentId: 'a',
+      key,
+      version,
+      at: at(seconds),
+      ...(deleted ? { deleted: true as const } : { value: 'v', type: 'fact' as const, metadata: {} }),
+    });
+    await store.transact(async (tx) => {
+      await tx.putMemoryVersion(entry('live', 1, 0), 10); // its memory is live: kept however old
+      await tx.putMemoryVersion(entry('gone', 1, 0), 10);
+      await tx.putMemoryVersion(entry('gone', 2, 100, true), 10); // deleted at 100 s
+      await tx.putMemoryVersion(entry('recent', 1, 0), 10);
+      await tx.putMemoryVersion(entry('recent', 2, 3_000, true), 10); // deleted at 3,000 s
+    });
+    // At 3,701 s with a retention of an hour: 'gone' (last written at 100 s) is just past it, 'recent' is not.
+    const purger = new ExpiryPurger(store, {
+      intervalMs: 60_000,
+      historyRetentionSeconds: 3600,
+      now: () => new Date(at(3_701)),
+    });
+    expect(await purger.runOnce()).toEqual({
+      ran: true,
+      removed: { 'expired memories': 0, 'retired histories': 1 },
+    });
+    const versions = (key: string) => store.read((r) => r.listMemoryVersions('a', key, 10));
+    expect(await versions('gone')).toEqual([]);
+    expect((await versions('recent')).map((v) => v.version)).toEqual([2, 1]);
+    expect((await versions('live')).map((v) => v.version)).toEqual([1]);
+    await store.close();
+  });
+
   it('goes on batch after batch until nothing expired is left', async () => {
     const many = Array.from({ length: PURGE_BATCH * 2 + 3 }, (_, i) => memory(`m${i}`, 1));
     const { store } = await opened([...many, memory('live', 1_000)]);

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { IDEMPOTENCY_RETENTION_MS } from '../../../src/core/model.js';
 import {
+  historySweep,
   IDEMPOTENCY_SWEEP,
   MEMORY_EXPIRY_SWEEP,
   PostgresSweeper,
@@ -100,6 +101,38 @@ describe('the background sweep', () => {
     expect(await sweeper.runOnce()).toEqual({ ran: true, removed: { 'expired memories': 1 } });
     const { rows } = await db.query('SELECT key FROM memories ORDER BY key');
     expect(rows.map((r) => r.key)).toEqual(['later', 'never']);
+  });
+
+  it('drops the histories past their retention, keeping those of live memories and recent deletes', async () => {
+    const db = pool();
+    await db.query(
+      "INSERT INTO accounts (id, email, key_hash, plan, balance_cents, created_at) VALUES ('a', 'a@example.com', 'h', 'pay-as-you-go', 0, now())",
+    );
+    await db.query(
+      "INSERT INTO memories (agent_id, key, value, type, metadata, created_at, updated_at) VALUES ('a', 'live', 'v', 'fact', '{}', now(), now())",
+    );
+    for (const [key, version, at, deleted] of [
+      ['live', 1, '2026-11-20T00:00:00Z', false],
+      ['gone', 1, '2026-11-20T00:00:00Z', false],
+      ['gone', 2, '2026-11-22T00:00:00Z', true],
+      ['recent', 1, '2026-11-22T00:00:00Z', false],
+      ['recent', 2, '2026-11-23T00:00:00Z', true],
+    ] as const) {
+      await db.query(
+        'INSERT INTO memory_history (agent_id, key, version, at, deleted) VALUES ($1, $2, $3, $4, $5)',
+        ['a', key, version, at, deleted],
+      );
+    }
+    // A day's retention, judged at noon on the 23rd: 'gone' was last written on the 22nd at midnight.
+    const now = () => new Date('2026-11-23T12:00:00Z');
+    const sweeper = new PostgresSweeper(db, { tasks: [historySweep(86_400)], intervalMs: 60_000, now });
+    expect(await sweeper.runOnce()).toEqual({ ran: true, removed: { 'retired histories': 2 } });
+    const { rows } = await db.query('SELECT key, version FROM memory_history ORDER BY key, version');
+    expect(rows).toEqual([
+      { key: 'live', version: 1 },
+      { key: 'recent', version: 1 },
+      { key: 'recent', version: 2 },
+    ]);
   });
 
   it('goes on batch after batch until nothing expired is left', async () => {
