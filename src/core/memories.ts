@@ -216,31 +216,62 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
     };
   }
 
+  /** One memory_store input, inside the charging transaction. */
+  async function storeOne(tx: StoreTx, agentId: string, input: Input<'StoreInput'>, at: Date) {
+    // An expired memory is absent: a store over it creates the key anew.
+    const existing = live(await tx.getMemory(agentId, input.memory_key), at.toISOString());
+    checkCondition(input.memory_key, existing, input);
+    const content = {
+      value: input.memory_value,
+      type: input.memory_type,
+      metadata: input.metadata ?? {},
+      ...expiryOf(input, at, limits.memoryTtlSeconds),
+    };
+    const memory = await writeMemory(tx, agentId, input.memory_key, content, existing, at);
+    return { memory, created: !existing };
+  }
+
   function storeMemory(
     agentId: string,
     input: Input<'StoreInput'>,
     { charge: price, record }: ChargeContext,
   ): Promise<Output<'StoreOutput'>> {
     const charge = { cents: price.cents, operation: price.operation, ref: { memoryKey: input.memory_key } };
-    const work = async (tx: StoreTx) => {
-      const at = clock.now();
-      // An expired memory is absent: a store over it creates the key anew.
-      const existing = live(await tx.getMemory(agentId, input.memory_key), at.toISOString());
-      checkCondition(input.memory_key, existing, input);
-      const content = {
-        value: input.memory_value,
-        type: input.memory_type,
-        metadata: input.metadata ?? {},
-        ...expiryOf(input, at, limits.memoryTtlSeconds),
-      };
-      const memory = await writeMemory(tx, agentId, input.memory_key, content, existing, at);
-      return { memory, created: !existing };
-    };
     return ledger.runCharged(
       agentId,
       charge,
-      work,
+      (tx) => storeOne(tx, agentId, input, clock.now()),
       (result, account) => stored(result.memory, result.created, charge.cents, account.balanceCents),
+      record,
+    );
+  }
+
+  /**
+   * Up to BATCH_MAX stores in one transaction and one charge (the price per memory times their number): all
+   * are stored, or none (the first that fails, a condition, the quota or the balance, fails the batch, free).
+   */
+  function storeBatch(
+    agentId: string,
+    input: Input<'StoreBatchInput'>,
+    { charge: price, record }: ChargeContext,
+  ): Promise<Output<'StoreBatchOutput'>> {
+    const charge = { cents: price.cents * input.memories.length, operation: price.operation };
+    return ledger.runCharged(
+      agentId,
+      charge,
+      async (tx) => {
+        const at = clock.now();
+        const results = [];
+        for (const item of input.memories) results.push(await storeOne(tx, agentId, item, at));
+        return results;
+      },
+      (results, account) => ({
+        success: true,
+        results: results.map((r) => ({ memory: toMemoryView(r.memory), created: r.created })),
+        count: results.length,
+        cost_cents: charge.cents,
+        credit_balance_cents: account.balanceCents,
+      }),
       record,
     );
   }
@@ -428,6 +459,7 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
 
   return {
     storeMemory,
+    storeBatch,
     retrieveMemory,
     deleteMemory,
     searchMemories,

@@ -110,6 +110,7 @@ export function isUnlimited(account: Pick<Account, 'plan'>): boolean {
  */
 export const CHARGED_OPERATIONS = [
   'memory_store',
+  'memory_store_batch',
   'memory_retrieve',
   'memory_delete',
   'memory_search',

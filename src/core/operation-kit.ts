@@ -30,6 +30,8 @@ export interface ToolHints {
 export interface Cost {
   cents: number;
   cachedCents?: number;
+  /** The price is per item of the request (`memory`: per memory of a batch), not per call. */
+  per?: 'memory';
 }
 
 /** A REST route of the table, and the HTTP headers of conditional requests it takes or answers. */
@@ -85,11 +87,13 @@ export function restOperations(operations: readonly Operation[]): RestOperation[
 
 /** The figures of a price: "1", or "2 fresh, 0 cached" when the result may come from the cache. */
 export function costFigures(cost: Cost): string {
+  if (cost.per) return `${cost.cents} per ${cost.per}`;
   return cost.cachedCents === undefined ? `${cost.cents}` : `${cost.cents} fresh, ${cost.cachedCents} cached`;
 }
 
 /** "Cost: 1 cents." or "Cost: 2 cents fresh, 0 when served from cache.": the one wording of a price. */
 export function costSentence(op: Pick<Operation, 'cost'>): string {
+  if (op.cost.per) return `Cost: ${op.cost.cents} cents per ${op.cost.per}.`;
   return op.cost.cachedCents === undefined
     ? `Cost: ${op.cost.cents} cents.`
     : `Cost: ${op.cost.cents} cents fresh, ${op.cost.cachedCents} when served from cache.`;

@@ -67,6 +67,7 @@ describe("the README's price table", () => {
     expect(cost.get('memory_search')?.cents).toBe(memory);
     expect(cost.get('memory_history')?.cents).toBe(memory);
     expect(cost.get('memory_restore')?.cents).toBe(memory);
+    expect(cost.get('memory_store_batch')).toMatchObject({ cents: memory, per: 'memory' });
     const data = cost.get('data');
     for (const free of ['register', 'account', 'account_transactions', 'memory_delete'])
       expect(cost.get(free)?.cents, free).toBe(0);
@@ -74,6 +75,7 @@ describe("the README's price table", () => {
     expect(readme).toContain(
       `| store, retrieve, list memories; memory history; restore a version | ${memory} |`,
     );
+    expect(readme).toContain(`| store memories in a batch | ${memory} per memory |`);
     expect(readme).toContain(`| live data: fresh / from cache | ${data?.cents} / ${data?.cachedCents} |`);
     expect(readme).toContain(`| starter credit at registration | +${PRICES.starterCredit} |`);
   });

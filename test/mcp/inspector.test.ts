@@ -1,6 +1,6 @@
 /**
  * The official MCP Inspector CLI (the pinned dev dependency) drives the built server as a user would:
- * over stdio (`agent-context mcp`, the local agent) it lists the eight tools, stores a memory, reads the
+ * over stdio (`agent-context mcp`, the local agent) it lists the nine tools, stores a memory, reads the
  * ac://account resource and exits 5 with the error body on a failing call; over Streamable HTTP
  * (`agent-context serve`, a key registered over REST in X-API-Key) it lists, stores and reads the account.
  */
@@ -22,6 +22,7 @@ const TOOLS = [
   'memory_retrieve',
   'memory_delete',
   'memory_search',
+  'memory_store_batch',
   'memory_history',
   'memory_restore',
   'data_fetch',

@@ -106,6 +106,29 @@ describe('memory versions over MCP', () => {
     });
   });
 
+  it('memory_store_batch stores all or nothing, at 1 cent per memory', async () => {
+    const spent = await ledgerSum(server, key);
+    const ok = await call('memory_store_batch', {
+      memories: [
+        { memory_key: 'b1', memory_value: 'one' },
+        { memory_key: 'b2', memory_value: 'two', memory_type: 'fact' },
+      ],
+    });
+    expect(ok.structuredContent).toMatchObject({ count: 2, cost_cents: 2 });
+    expect(await ledgerSum(server, key)).toBe(spent - 2);
+    const refused = await call('memory_store_batch', {
+      memories: [
+        { memory_key: 'b3', memory_value: 'three' },
+        { memory_key: 'b1', memory_value: 'x', create_only: true },
+      ],
+    });
+    expect(textJson(refused)).toMatchObject({ code: 'version_conflict', memory_key: 'b1' });
+    expect(textJson(await call('memory_retrieve', { memory_key: 'b3' }))).toMatchObject({
+      code: 'not_found',
+    });
+    expect(await ledgerSum(server, key)).toBe(spent - 2);
+  });
+
   it('a wrong argument is the REST 400 body, naming it', async () => {
     const bad = await call('memory_store', { memory_key: 'n', memory_value: 'v', expected_version: 0 });
     expect(textJson(bad)).toMatchObject({ code: 'invalid_input', field: 'expected_version' });

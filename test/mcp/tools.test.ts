@@ -21,7 +21,7 @@ describe('MCP tools', () => {
   const call = (name: string, args: Record<string, unknown>, c = client) =>
     c.callTool({ name, arguments: args });
 
-  it('lists the eight tools with descriptions, schemas and truthful hints', async () => {
+  it('lists the nine tools with descriptions, schemas and truthful hints', async () => {
     const { tools } = await client.listTools();
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
     expect(Object.keys(byName).sort()).toEqual(
@@ -34,10 +34,12 @@ describe('MCP tools', () => {
         'memory_retrieve',
         'memory_search',
         'memory_store',
+        'memory_store_batch',
       ].sort(),
     );
     for (const tool of tools) {
       expect(tool.description).toMatch(/Cost: \d+ cents/);
+      if (tool.name === 'memory_store_batch') expect(tool.description).toMatch(/Cost: 1 cents per memory\./);
       expect(tool.description).toMatch(/error/);
       expect(tool.inputSchema.type).toBe('object');
       expect(tool.outputSchema?.type).toBe('object');

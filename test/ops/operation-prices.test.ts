@@ -19,6 +19,7 @@ import { FakeLiveSource } from '../fakes/fake-live-source.js';
 /** A valid request for each charged operation, in an order in which each succeeds. */
 const SAMPLE_INPUTS: Record<(typeof CHARGED_OPERATIONS)[number], Record<string, unknown>> = {
   memory_store: { memory_key: 'note', memory_value: 'remember this' },
+  memory_store_batch: { memories: [{ memory_key: 'note', memory_value: 'v' }] },
   memory_retrieve: { memory_key: 'note' },
   memory_search: {},
   memory_history: { memory_key: 'note' },

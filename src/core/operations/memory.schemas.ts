@@ -58,6 +58,9 @@ const MemoryVersion = z
   })
   .describe('An entry of a memory history: a version as stored, or the delete that ended it.');
 
+/** The most memories one memory_store_batch call stores. */
+export const BATCH_MAX = 100;
+
 /** The largest version a memory can reach (a 32-bit integer in PostgreSQL). */
 export const MAX_VERSION = 2_147_483_647;
 
@@ -105,50 +108,52 @@ export function createMemorySchemas(limits: Limits) {
       `Free-form JSON object; at most ${limits.metadataMaxBytes} bytes serialised.`,
     ) as unknown as z.ZodType<JsonObject, JsonObject>;
 
+  const StoreInput = z
+    .strictObject({
+      memory_key: MemoryKey,
+      memory_value: MemoryValue,
+      memory_type: MemoryType.default('context'),
+      metadata: Metadata.optional(),
+      ttl_seconds: boundedInt('ttl_seconds', 0, MAX_TTL_SECONDS)
+        .optional()
+        .describe(
+          `Seconds until the memory expires (at most ${MAX_TTL_SECONDS}, ten years); 0: never, even if its type ` +
+            'has a default time to live. Absent: the type default, if the operator set one, else never.',
+        ),
+      expires_at: z.iso
+        .datetime({
+          offset: true,
+          message: 'expires_at must be an ISO 8601 date-time, like 2026-12-31T00:00:00Z',
+        })
+        .optional()
+        .describe(
+          'When the memory expires (ISO 8601, in the future, at most ten years ahead); instead of ttl_seconds.',
+        ),
+      expected_version: ExpectedVersion.optional(),
+      create_only: z
+        .boolean('create_only must be true or false')
+        .optional()
+        .describe(
+          'Only if no memory has this key (REST: If-None-Match: *); otherwise 412 version_conflict, nothing ' +
+            'charged or changed.',
+        ),
+    })
+    .refine((input) => !(input.create_only && input.expected_version !== undefined), {
+      message:
+        'create_only and expected_version contradict each other (absent, or at a version); send one of them.',
+      path: ['create_only'],
+    })
+    .refine((input) => !(input.ttl_seconds !== undefined && input.expires_at !== undefined), {
+      message: 'ttl_seconds and expires_at both say when the memory expires; send one of them.',
+      path: ['expires_at'],
+    });
+
   return {
     MemoryKey,
     Memory,
     MemoryVersion,
 
-    StoreInput: z
-      .strictObject({
-        memory_key: MemoryKey,
-        memory_value: MemoryValue,
-        memory_type: MemoryType.default('context'),
-        metadata: Metadata.optional(),
-        ttl_seconds: boundedInt('ttl_seconds', 0, MAX_TTL_SECONDS)
-          .optional()
-          .describe(
-            `Seconds until the memory expires (at most ${MAX_TTL_SECONDS}, ten years); 0: never, even if its type ` +
-              'has a default time to live. Absent: the type default, if the operator set one, else never.',
-          ),
-        expires_at: z.iso
-          .datetime({
-            offset: true,
-            message: 'expires_at must be an ISO 8601 date-time, like 2026-12-31T00:00:00Z',
-          })
-          .optional()
-          .describe(
-            'When the memory expires (ISO 8601, in the future, at most ten years ahead); instead of ttl_seconds.',
-          ),
-        expected_version: ExpectedVersion.optional(),
-        create_only: z
-          .boolean('create_only must be true or false')
-          .optional()
-          .describe(
-            'Only if no memory has this key (REST: If-None-Match: *); otherwise 412 version_conflict, nothing ' +
-              'charged or changed.',
-          ),
-      })
-      .refine((input) => !(input.create_only && input.expected_version !== undefined), {
-        message:
-          'create_only and expected_version contradict each other (absent, or at a version); send one of them.',
-        path: ['create_only'],
-      })
-      .refine((input) => !(input.ttl_seconds !== undefined && input.expires_at !== undefined), {
-        message: 'ttl_seconds and expires_at both say when the memory expires; send one of them.',
-        path: ['expires_at'],
-      }),
+    StoreInput,
     StoreOutput: z.object({
       success: z.literal(true),
       memory: Memory,
@@ -174,6 +179,28 @@ export function createMemorySchemas(limits: Limits) {
       success: z.literal(true),
       deleted: z.literal(true),
       memory_key: z.string(),
+      ...billed,
+    }),
+
+    StoreBatchInput: z.strictObject({
+      memories: z
+        .array(StoreInput)
+        .min(1, 'memories must hold at least one memory')
+        .max(BATCH_MAX, `memories must hold at most ${BATCH_MAX} memories`)
+        .refine((items) => new Set(items.map((item) => item.memory_key)).size === items.length, {
+          message: 'each memory_key may appear once in a batch',
+        })
+        .describe(
+          `1-${BATCH_MAX} memories, each as memory_store takes it (expected_version, create_only, ttl_seconds included), ` +
+            'each memory_key once. All are stored, or none.',
+        ),
+    }),
+    StoreBatchOutput: z.object({
+      success: z.literal(true),
+      results: z
+        .array(z.object({ memory: Memory, created: z.boolean() }))
+        .describe('One per memory sent, in the same order.'),
+      count: z.int(),
       ...billed,
     }),
 

@@ -5,7 +5,7 @@
 import type { Limits } from '../limits.js';
 import { chargedOperation, READS } from '../operation-kit.js';
 import { PRICES } from '../pricing.js';
-import type { MemorySchemas } from './memory.schemas.js';
+import { BATCH_MAX, type MemorySchemas } from './memory.schemas.js';
 
 export function memoryOperations(schemas: MemorySchemas, limits: Limits) {
   const memoryOp = { cents: PRICES.memoryOp };
@@ -32,6 +32,29 @@ export function memoryOperations(schemas: MemorySchemas, limits: Limits) {
       input: schemas.StoreInput,
       output: schemas.StoreOutput,
       run: (core, agent, input, ctx) => core.memories.storeMemory(agent, input, ctx),
+    }),
+    chargedOperation({
+      name: 'memory_store_batch',
+      mcp: { tool: 'memory_store_batch', hints: { ...READS, readOnlyHint: false, destructiveHint: true } },
+      title: 'Store memories (batch)',
+      http: { method: 'POST', path: '/api/ac/memory/batch' },
+      cost: { ...memoryOp, per: 'memory' },
+      summary: `Store up to ${BATCH_MAX} memories in one call: all of them, or none.`,
+      description:
+        `Stores each of memories (1-${BATCH_MAX}, each as memory_store takes it, each memory_key once) in one ` +
+        'step: all are stored, or none and nothing is charged. The first that fails (412 on its expected_version ' +
+        'or create_only, 403 past the quota) fails the batch and names its memory_key; 402 when the balance ' +
+        'cannot pay for all of them.',
+      errors: [
+        'insufficient_credits',
+        'daily_limit_reached',
+        'quota_exceeded',
+        'version_conflict',
+        'forbidden',
+      ],
+      input: schemas.StoreBatchInput,
+      output: schemas.StoreBatchOutput,
+      run: (core, agent, input, ctx) => core.memories.storeBatch(agent, input, ctx),
     }),
     chargedOperation({
       name: 'memory_retrieve',
