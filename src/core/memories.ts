@@ -4,6 +4,7 @@
  * transaction. The price and the ledger name come from the operation's table entry (`ChargeContext`).
  */
 import type { Clock } from './clock.js';
+import { describeDuration } from './duration.js';
 import { AppError } from './errors.js';
 import type { ChargeContext, Ledger } from './ledger.js';
 import type { Limits } from './limits.js';
@@ -143,7 +144,10 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
 
   /**
    * The version the key's next write takes: one more than its live memory's, else than its history's newest
-   * (a deleted or expired memory's numbers go on while its history is kept), else 1.
+   * (a deleted or expired memory's numbers go on, also across a new life of the key after its retention and
+   * while AC_MEMORY_HISTORY is 0, when a delete leaves its marker alone), else 1. A number is never reused
+   * while any trace of the key is kept, so an ETag from before never matches what comes after. The history of
+   * a new life, or any history while none is kept, is dropped here.
    */
   async function nextVersion(
     tx: StoreTx,
@@ -152,13 +156,13 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
     existing: Memory | undefined,
     at: Date,
   ) {
-    if (existing) return existing.version + 1;
-    if (keep === 0) return 1;
+    // A live memory's version is its history's newest (or newer, after a time without history).
+    if (existing && keep > 0) return existing.version + 1;
     const [newest] = await tx.listMemoryVersions(agentId, key, 1);
-    if (!newest) return 1;
-    if (!retired(newest, at)) return newest.version + 1;
-    await tx.dropMemoryVersions(agentId, key); // a new life of the key: its old history must not mix in
-    return 1;
+    if (newest && (keep === 0 || (!existing && retired(newest, at)))) {
+      await tx.dropMemoryVersions(agentId, key);
+    }
+    return Math.max(existing?.version ?? 0, newest?.version ?? 0) + 1;
   }
 
   /** Writes a memory (a store or a restore) over `existing` (live or absent), with its history entry. */
@@ -320,8 +324,9 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
         throw new AppError(
           'not_found',
           `Version ${input.version} of memory_key ${JSON.stringify(input.memory_key)} is not in its history ` +
-            `(the last ${keep} versions are kept; a deleted key's for ${limits.memoryHistoryRetentionSeconds / 86_400} ` +
-            'days); nothing was charged. List them with memory_history.',
+            `(the last ${keep} versions are kept; a deleted key's for ` +
+            `${describeDuration(limits.memoryHistoryRetentionSeconds)} after its last change); nothing was charged. ` +
+            'List them with memory_history.',
           { memory_key: input.memory_key, version: input.version },
         );
       }
@@ -374,7 +379,10 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
         if (!memory) throw memoryNotFound(input.memory_key);
         if (!input.refresh_on_read || memory.ttlSeconds === undefined) return memory;
         const expiresAt = new Date(at.getTime() + memory.ttlSeconds * 1000).toISOString();
-        await tx.setMemoryExpiry(agentId, input.memory_key, expiresAt);
+        // False when the background purge removed it since it was read: it had expired, so it is absent.
+        if (!(await tx.setMemoryExpiry(agentId, input.memory_key, expiresAt))) {
+          throw memoryNotFound(input.memory_key);
+        }
         return { ...memory, expiresAt };
       },
       (memory, account) => ({
@@ -402,13 +410,12 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
         if (input.expected_version !== undefined) checkCondition(input.memory_key, existing, input);
         if (!existing) throw memoryNotFound(input.memory_key);
         await tx.deleteMemory(agentId, input.memory_key);
-        // The delete takes the next version as a marker: restoring an earlier version undoes it.
-        if (keep > 0) {
-          await tx.putMemoryVersion(
-            { agentId, key: input.memory_key, version: existing.version + 1, at, deleted: true },
-            keep,
-          );
-        }
+        // The delete takes the next version as a marker: restoring an earlier version undoes it. Kept also
+        // while no history is (AC_MEMORY_HISTORY=0), alone, so that the key's numbers go on after it.
+        await tx.putMemoryVersion(
+          { agentId, key: input.memory_key, version: existing.version + 1, at, deleted: true },
+          Math.max(keep, 1),
+        );
       },
       (_none, account) => ({
         success: true,

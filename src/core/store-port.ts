@@ -49,8 +49,9 @@ export interface StoreTx extends StoreReader {
   /**
    * Moves the expiry of an existing memory (`refresh_on_read`), changing nothing else: not its version, not
    * its place in the update order.
+   * @returns false when there was no such memory (a background purge may have removed it since it was read).
    */
-  setMemoryExpiry(agentId: string, key: string, expiresAt: string): Promise<void>;
+  setMemoryExpiry(agentId: string, key: string, expiresAt: string): Promise<boolean>;
   /**
    * Adds a version (or delete marker) to its key's history, newer than every version there, and drops the
    * oldest so that at most `keep` remain.

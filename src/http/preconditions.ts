@@ -12,6 +12,15 @@ import type { HttpRoute } from '../core/operation-kit.js';
 const ENTITY_TAG = /^"?([1-9]\d{0,9})"?$/;
 
 function parseIfMatch(value: string): number {
+  if (/^W\//.test(value.trim())) {
+    // RFC 9110 13.1.1: If-Match compares strongly, so a weak tag matches no current representation.
+    throw new AppError(
+      'version_conflict',
+      `If-Match holds a weak entity tag (${JSON.stringify(value.trim())}), which never matches a write (RFC 9110); ` +
+        'send the strong ETag retrieve and store answer, like "3". Nothing was charged or changed.',
+      { field: 'If-Match' },
+    );
+  }
   const match = ENTITY_TAG.exec(value.trim());
   if (!match?.[1] || Number(match[1]) > 2_147_483_647) {
     throw new AppError(

@@ -114,10 +114,11 @@ export class StateTx implements StoreTx {
 
   async setMemoryExpiry(agentId: string, key: string, expiresAt: string) {
     const memory = await this.getMemory(agentId, key);
-    if (!memory) return;
+    if (!memory) return false;
     // The overlay keeps the memory where it was (Map.set of an existing key keeps its place).
     this.written(agentId).set(key, { ...memory, expiresAt });
     this.changes.push({ op: 'memory.expiry', agentId, key, expiresAt });
+    return true;
   }
 
   async listMemoryVersions(agentId: string, key: string, limit: number) {

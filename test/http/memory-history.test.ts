@@ -4,6 +4,9 @@
  * and its deletes, listed newest first (1 cent); a restore brings a version back as a new one, priced as a
  * store, and undoes a delete; a deleted key's history is kept for AC_MEMORY_HISTORY_RETENTION (1h here).
  */
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock, startTestServer, type TestServer } from '../helpers/test-server.js';
 
@@ -105,7 +108,7 @@ describe('memory history and restore (REST)', () => {
     expect((await retrieve(key, 'note')).body.memory.version).toBe(3);
   });
 
-  it("a deleted key's history is kept for the retention, then it is gone and the key starts anew", async () => {
+  it("a deleted key's history is kept for the retention, then it is gone; the key's numbers go on", async () => {
     const key = await server.register();
     await store(key, { memory_key: 'old', memory_value: 'v1' });
     await remove(key, 'old');
@@ -116,9 +119,55 @@ describe('memory history and restore (REST)', () => {
     expect(gone.status).toBe(404);
     expect(gone.body.code).toBe('not_found');
     expect((await restore(key, { memory_key: 'old', version: 1 })).status).toBe(404);
+    // Version 2 was the delete: a new life of the key never reuses a number an old ETag may hold.
     const anew = await store(key, { memory_key: 'old', memory_value: 'again' });
-    expect(anew.body.memory.version).toBe(1);
-    expect((await history(key, 'old')).body.versions.map((v: { version: number }) => v.version)).toEqual([1]);
+    expect(anew.body.memory.version).toBe(3);
+    expect((await history(key, 'old')).body.versions.map((v: { version: number }) => v.version)).toEqual([3]);
+  });
+
+  it('AC_MEMORY_HISTORY going to 0 and back neither reuses a version nor sticks a key', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'ac-history-'));
+    const open = (history: string) =>
+      startTestServer({
+        clock,
+        dataDir,
+        env: { AC_MEMORY_HISTORY: history, AC_MEMORY_HISTORY_RETENTION: '1h' },
+      });
+    const withHistory = await open('3');
+    const key = await withHistory.register();
+    const send = (s: TestServer, fields: Record<string, unknown>) =>
+      s.request('POST', '/api/ac/memory', body(key, fields));
+    for (const value of ['a', 'b']) await send(withHistory, { memory_key: 'k', memory_value: value });
+    await withHistory.stop();
+
+    const without = await open('0');
+    expect((await send(without, { memory_key: 'k', memory_value: 'c' })).body.memory.version).toBe(3);
+    const del = await without.request('DELETE', '/api/ac/memory', body(key, { memory_key: 'k' }));
+    expect(del.status, del.text).toBe(200);
+    // The delete took version 4 and left its marker: a new memory under the key goes on at 5, not 1.
+    expect((await send(without, { memory_key: 'k', memory_value: 'd' })).body.memory.version).toBe(5);
+    const none = await without.request('GET', '/api/ac/memory/history', {
+      key,
+      query: { agent_key: key, memory_key: 'k' },
+    });
+    expect(none.body.versions).toEqual([]);
+    await without.stop();
+
+    const again = await open('3');
+    for (const [value, version] of [
+      ['e', 6],
+      ['f', 7],
+    ] as const) {
+      const res = await send(again, { memory_key: 'k', memory_value: value });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.memory.version).toBe(version);
+    }
+    const listed = await again.request('GET', '/api/ac/memory/history', {
+      key,
+      query: { agent_key: key, memory_key: 'k' },
+    });
+    expect(listed.body.versions.map((v: { version: number }) => v.version)).toEqual([7, 6]);
+    await again.close();
   });
 
   it('a version not kept, or a key never stored, is 404 and costs nothing', async () => {

@@ -128,7 +128,6 @@ describe('memory versions and conditional writes (REST)', () => {
     await store(key, { memory_key: 'k', memory_value: 'v' });
     const cases: [Record<string, unknown>, Record<string, string>, string][] = [
       [{}, { 'If-Match': '*' }, 'If-Match'],
-      [{}, { 'If-Match': 'W/"1"' }, 'If-Match'],
       [{}, { 'If-Match': '"1", "2"' }, 'If-Match'],
       [{}, { 'If-Match': '"0"' }, 'If-Match'],
       [{}, { 'If-None-Match': '"1"' }, 'If-None-Match'],
@@ -145,6 +144,17 @@ describe('memory versions and conditional writes (REST)', () => {
       expect(res.body.code).toBe('invalid_input');
       expect(res.body.field, res.text).toBe(field);
     }
+    expect((await retrieve(key, 'k')).body.memory).toMatchObject({ memory_value: 'v', version: 1 });
+    expect(await balance(key)).toBe(50 - 1 - 1);
+  });
+
+  it('a weak If-Match tag never matches a write: 412, free, nothing changed (RFC 9110)', async () => {
+    const key = await server.register();
+    await store(key, { memory_key: 'k', memory_value: 'v' });
+    const res = await store(key, { memory_key: 'k', memory_value: 'changed' }, { 'If-Match': 'W/"1"' });
+    expect(res.status, res.text).toBe(412);
+    expect(res.body).toMatchObject({ code: 'version_conflict', field: 'If-Match' });
+    expect(res.body.error).toMatch(/weak entity tag/);
     expect((await retrieve(key, 'k')).body.memory).toMatchObject({ memory_value: 'v', version: 1 });
     expect(await balance(key)).toBe(50 - 1 - 1);
   });

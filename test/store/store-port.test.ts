@@ -197,6 +197,72 @@ for (const adapter of adapters) {
       expect(await store.read((r) => r.countMemories('a'))).toBe(1);
     });
 
+    it('judges expiry at the instant asked: lists and counts only the live, refreshes in place', async () => {
+      const opened = await open();
+      await withAgents(opened.store, 'a');
+      const at = (minute: number) => `2026-11-21T00:${String(minute).padStart(2, '0')}:00.000Z`;
+      await opened.store.transact(async (tx) => {
+        await tx.putMemory({ ...memory('a', 'soon'), expiresAt: at(10), ttlSeconds: 600 });
+        await tx.putMemory({ ...memory('a', 'never') });
+        await tx.putMemory({ ...memory('a', 'later'), expiresAt: at(30), ttlSeconds: 1800 });
+      });
+      const keys = (list: Memory[]) => list.map((m) => m.key);
+      const live = (store: StorePort, minute: number) =>
+        store.read((r) => r.listMemories('a', { limit: 10, liveAt: at(minute) }));
+      expect(keys(await live(opened.store, 5))).toEqual(['later', 'never', 'soon']);
+      expect(keys(await live(opened.store, 10))).toEqual(['later', 'never']); // expiry at the instant: gone
+      expect(await opened.store.read((r) => r.countMemories('a', at(20)))).toBe(2);
+      expect(await opened.store.read((r) => r.countMemories('a', at(40)))).toBe(1);
+      expect(await opened.store.read((r) => r.countMemories('a'))).toBe(3);
+      await opened.store.transact(async (tx) => {
+        expect(await tx.setMemoryExpiry('a', 'soon', at(50))).toBe(true);
+        expect(await tx.setMemoryExpiry('a', 'missing', at(50))).toBe(false);
+        expect(await tx.countMemories('a', at(40))).toBe(2);
+      });
+      const store = opened.reopen ? await opened.reopen() : opened.store;
+      // A refresh is not an update: 'soon' keeps its place, last in the update order.
+      expect(keys(await live(store, 40))).toEqual(['never', 'soon']);
+      expect(await store.read((r) => r.getMemory('a', 'soon'))).toMatchObject({
+        expiresAt: at(50),
+        version: 1,
+      });
+    });
+
+    it('keeps the newest versions of a key by rank, newest first, drops them, per key and agent', async () => {
+      const opened = await open();
+      await withAgents(opened.store, 'a', 'b');
+      const version = (agentId: string, key: string, v: number, deleted = false) => ({
+        agentId,
+        key,
+        version: v,
+        at: '2026-11-21T00:00:00.000Z',
+        ...(deleted ? { deleted: true } : { value: `v${v}`, type: 'fact' as const, metadata: { n: v } }),
+      });
+      await opened.store.transact(async (tx) => {
+        // Not consecutive (a time without history leaves gaps): trimming keeps the newest three by rank.
+        for (const v of [1, 2, 5, 9]) await tx.putMemoryVersion(version('a', 'k', v), 3);
+        await tx.putMemoryVersion(version('a', 'k', 10, true), 3);
+        await tx.putMemoryVersion(version('a', 'other', 1), 3);
+        await tx.putMemoryVersion(version('b', 'k', 1), 3);
+        expect((await tx.listMemoryVersions('a', 'k', 10)).map((e) => e.version)).toEqual([10, 9, 5]);
+      });
+      const store = opened.reopen ? await opened.reopen() : opened.store;
+      const listed = await store.read((r) => r.listMemoryVersions('a', 'k', 2));
+      expect(listed).toMatchObject([
+        { version: 10, deleted: true },
+        { version: 9, value: 'v9', type: 'fact', metadata: { n: 9 } },
+      ]);
+      await store.transact(async (tx) => {
+        await tx.putMemoryVersion(version('a', 'k', 11), 1);
+        expect((await tx.listMemoryVersions('a', 'k', 10)).map((e) => e.version)).toEqual([11]);
+        await tx.dropMemoryVersions('a', 'k');
+        expect(await tx.listMemoryVersions('a', 'k', 10)).toEqual([]);
+      });
+      expect(await store.read((r) => r.listMemoryVersions('a', 'k', 10))).toEqual([]);
+      expect((await store.read((r) => r.listMemoryVersions('a', 'other', 10))).length).toBe(1);
+      expect((await store.read((r) => r.listMemoryVersions('b', 'k', 10))).length).toBe(1);
+    });
+
     it('keeps a memory version exactly, replaced with the memory, also across a reopen', async () => {
       const opened = await open();
       await withAgents(opened.store, 'a');

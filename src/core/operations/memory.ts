@@ -2,6 +2,7 @@
  * The memory operations' entries of the operation table: store, retrieve, delete and list the calling
  * agent's named memories, each charged. Their schemas are in memory.schemas.ts.
  */
+import { describeDuration } from '../duration.js';
 import type { Limits } from '../limits.js';
 import { chargedOperation, READS } from '../operation-kit.js';
 import { PRICES } from '../pricing.js';
@@ -111,8 +112,8 @@ export function memoryOperations(schemas: MemorySchemas, limits: Limits) {
       description:
         `Lists the kept versions of memory_key, newest first: each as stored (the last ${limits.memoryHistoryVersions} ` +
         'per key), and each delete. A deleted or expired key keeps its history for ' +
-        `${limits.memoryHistoryRetentionSeconds / 86_400} days; bring a version back with memory_restore. A key ` +
-        'with neither a memory nor a history gets 404, free.',
+        `${describeDuration(limits.memoryHistoryRetentionSeconds)} after its last change; bring a version back ` +
+        'with memory_restore. A key with neither a memory nor a history gets 404, free.',
       errors: ['insufficient_credits', 'daily_limit_reached', 'not_found', 'forbidden'],
       input: schemas.HistoryInput,
       output: schemas.HistoryOutput,

@@ -219,19 +219,20 @@ export class PostgresTx extends PostgresReader implements StoreTx {
 
   async setMemoryExpiry(agentId: string, key: string, expiresAt: string) {
     // update_seq stays: a refresh is not an update, so the memory keeps its place in the update order.
-    await this.db.query('UPDATE memories SET expires_at = $3 WHERE agent_id = $1 AND key = $2', [
-      agentId,
-      key,
-      expiresAt,
-    ]);
+    const { rowCount } = await this.db.query(
+      'UPDATE memories SET expires_at = $3 WHERE agent_id = $1 AND key = $2',
+      [agentId, key, expiresAt],
+    );
+    return rowCount === 1;
   }
 
   async putMemoryVersion(entry: MemoryVersion, keep: number) {
-    // Versions of a key are consecutive while its history is kept: the newest `keep` are those above
-    // version - keep. One statement adds the entry and drops the older ones.
+    // One statement adds the entry and keeps the newest `keep` - 1 of the rows before it (the DELETE does not
+    // see the row its WITH inserts), by rank: a key's versions need not be consecutive.
     await this.db.query(
       `WITH added AS (INSERT INTO memory_history (${HISTORY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)) ` +
-        'DELETE FROM memory_history WHERE agent_id = $1 AND key = $2 AND version <= $3 - $10::integer',
+        'DELETE FROM memory_history WHERE agent_id = $1 AND key = $2 AND version NOT IN ' +
+        '(SELECT version FROM memory_history WHERE agent_id = $1 AND key = $2 ORDER BY version DESC LIMIT $10::integer - 1)',
       [
         entry.agentId,
         entry.key,
