@@ -8,22 +8,11 @@ import { describeDuration } from './duration.js';
 import { AppError } from './errors.js';
 import type { ChargeContext, Ledger } from './ledger.js';
 import type { Limits } from './limits.js';
+import { searchAnswer, toMemoryQuery } from './memory-search.js';
+import { toMemoryView, toVersionView } from './memory-views.js';
 import { isLive, MAX_TTL_SECONDS, type Memory, type MemoryType, type MemoryVersion } from './model.js';
 import type { Input, Output } from './schemas.js';
 import type { StorePort, StoreTx } from './store-port.js';
-
-export function toMemoryView(memory: Memory): Output<'Memory'> {
-  return {
-    memory_key: memory.key,
-    memory_value: memory.value,
-    memory_type: memory.type,
-    metadata: memory.metadata,
-    created_at: memory.createdAt,
-    updated_at: memory.updatedAt,
-    version: memory.version,
-    expires_at: memory.expiresAt ?? null,
-  };
-}
 
 /**
  * When a memory stored now expires: at `expires_at`, after `ttl_seconds` (0: never), else after its type's
@@ -50,19 +39,6 @@ export function expiryOf(
   const ttl = input.ttl_seconds ?? defaults?.[input.memory_type];
   if (!ttl) return {};
   return { expiresAt: new Date(now.getTime() + ttl * 1000).toISOString(), ttlSeconds: ttl };
-}
-
-/** An entry of a memory's history, as memory_history answers it. */
-export function toVersionView(entry: MemoryVersion): Output<'MemoryVersion'> {
-  if (entry.deleted) return { version: entry.version, stored_at: entry.at, deleted: true };
-  return {
-    version: entry.version,
-    stored_at: entry.at,
-    deleted: false,
-    memory_value: entry.value ?? '',
-    memory_type: entry.type ?? 'context',
-    metadata: entry.metadata ?? {},
-  };
 }
 
 /** What a conditional write expects of the memory under its key (REST If-Match / If-None-Match). */
@@ -428,31 +404,24 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
     );
   }
 
-  function searchMemories(
+  async function searchMemories(
     agentId: string,
     input: Input<'SearchInput'>,
     { charge: price, record }: ChargeContext,
   ): Promise<Output<'SearchOutput'>> {
     const charge = { cents: price.cents, operation: price.operation };
+    // Read (and so checked: a bad cursor is a free 400) before anything is charged.
+    const query = toMemoryQuery(input, clock.now().toISOString());
     return ledger.runCharged(
       agentId,
       charge,
-      (tx) =>
-        tx.listMemories(agentId, {
-          ...(input.memory_type ? { type: input.memory_type } : {}),
-          limit: input.limit,
-          liveAt: clock.now().toISOString(),
-        }),
-      (found, account) => {
-        const memories = found.map(toMemoryView);
-        return {
-          success: true,
-          memories,
-          count: memories.length,
-          cost_cents: charge.cents,
-          credit_balance_cents: account.balanceCents,
-        };
-      },
+      (tx) => tx.queryMemories(agentId, query),
+      (page, account) => ({
+        success: true,
+        ...searchAnswer(input, query, page),
+        cost_cents: charge.cents,
+        credit_balance_cents: account.balanceCents,
+      }),
       record,
     );
   }

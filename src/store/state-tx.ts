@@ -11,8 +11,10 @@ import {
   type Memory,
   type MemoryVersion,
 } from '../core/model.js';
-import type { MemoryFilter, StoreTx } from '../core/store-port.js';
+import type { MemoryFilter, MemoryQuery, StoreTx } from '../core/store-port.js';
 import type { Change } from './changes.js';
+import { runMemoryQuery } from './memory-query.js';
+import { MemorySearchIndex } from './memory-search-index.js';
 import { idempotencySlot, newestFirst, newestVersions, type StoreState, withVersion } from './store-state.js';
 
 export class StateTx implements StoreTx {
@@ -55,13 +57,26 @@ export class StateTx implements StoreTx {
   }
 
   async listMemories(agentId: string, filter: MemoryFilter) {
+    const merged = this.mergedMemories(agentId);
+    return merged ? newestFirst(merged, filter) : this.state.listMemories(agentId, filter);
+  }
+
+  async queryMemories(agentId: string, query: MemoryQuery) {
+    const merged = this.mergedMemories(agentId);
+    if (!merged) return this.state.queryMemories(agentId, query);
+    // Rare (a search after a write in one transaction): a throwaway index of what this transaction sees.
+    return runMemoryQuery(merged, query, () => new MemorySearchIndex(merged));
+  }
+
+  /** The agent's memories in update order as this transaction sees them; undefined when it wrote none. */
+  private mergedMemories(agentId: string): Memory[] | undefined {
     const written = this.memories.get(agentId);
-    if (!written) return this.state.listMemories(agentId, filter);
+    if (!written) return undefined;
     const merged = [...this.state.memoriesInUpdateOrder(agentId)].filter(
       (memory) => !written.has(memory.key),
     );
     for (const memory of written.values()) if (memory) merged.push(memory);
-    return newestFirst(merged, filter);
+    return merged;
   }
 
   async countMemories(agentId: string, liveAt?: string) {

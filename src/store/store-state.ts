@@ -14,8 +14,10 @@ import {
   type Memory,
   type MemoryVersion,
 } from '../core/model.js';
-import type { MemoryFilter, StoreReader } from '../core/store-port.js';
+import type { MemoryFilter, MemoryQuery, StoreReader } from '../core/store-port.js';
 import type { Change } from './changes.js';
+import { runMemoryQuery } from './memory-query.js';
+import { MemorySearchIndex } from './memory-search-index.js';
 
 /** The file format: arrays of records, readable by a person. */
 export interface Snapshot {
@@ -47,6 +49,8 @@ export class StoreState implements StoreReader {
   private readonly history = new Map<string, MemoryVersion[]>();
   /** By `idempotencySlot`, oldest first. */
   private readonly idempotency = new Map<string, IdempotencyRecord>();
+  /** Per agent, its ranked-search index: built at its first ranked query, then kept in step with each change. */
+  private readonly searchIndexes = new Map<string, MemorySearchIndex>();
 
   static fromSnapshot(snapshot: Snapshot): StoreState {
     const state = new StoreState();
@@ -121,12 +125,14 @@ export class StoreState implements StoreReader {
         this.countExpiring(change.memory.agentId, perAgent.get(change.memory.key), change.memory);
         perAgent.delete(change.memory.key); // re-insert, so that Map order stays update order
         perAgent.set(change.memory.key, change.memory);
+        this.searchIndexes.get(change.memory.agentId)?.put(change.memory);
         return;
       }
       case 'memory.delete': {
         const perAgent = this.memories.get(change.agentId);
         this.countExpiring(change.agentId, perAgent?.get(change.key), undefined);
         perAgent?.delete(change.key);
+        this.searchIndexes.get(change.agentId)?.remove(change.key);
         return;
       }
       case 'history.put': {
@@ -175,6 +181,19 @@ export class StoreState implements StoreReader {
 
   async listMemories(agentId: string, filter: MemoryFilter) {
     return newestFirst(this.memories.get(agentId)?.values() ?? [], filter);
+  }
+
+  async queryMemories(agentId: string, query: MemoryQuery) {
+    return runMemoryQuery(this.memoriesInUpdateOrder(agentId), query, () => this.searchIndexOf(agentId));
+  }
+
+  private searchIndexOf(agentId: string): MemorySearchIndex {
+    let index = this.searchIndexes.get(agentId);
+    if (!index) {
+      index = new MemorySearchIndex(this.memoriesInUpdateOrder(agentId));
+      this.searchIndexes.set(agentId, index);
+    }
+    return index;
   }
 
   async countMemories(agentId: string, liveAt?: string) {

@@ -33,7 +33,7 @@ import { hashKey } from '../../src/core/accounts.js';
 import type { AppError } from '../../src/core/errors.js';
 import { requestFingerprint } from '../../src/core/idempotency.js';
 import { cacheKey, normalizeQuery } from '../../src/core/live-data.js';
-import { toMemoryView } from '../../src/core/memories.js';
+import { toMemoryView } from '../../src/core/memory-views.js';
 import {
   type Account,
   costOf,

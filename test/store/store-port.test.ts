@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Account, LedgerEntry, Memory } from '../../src/core/model.js';
+import type { Account, LedgerEntry, Memory, MemoryVersion } from '../../src/core/model.js';
 import type { StorePort } from '../../src/core/store-port.js';
 import { openJsonFileStore } from '../../src/store/json-file-store.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
@@ -231,12 +231,12 @@ for (const adapter of adapters) {
     it('keeps the newest versions of a key by rank, newest first, drops them, per key and agent', async () => {
       const opened = await open();
       await withAgents(opened.store, 'a', 'b');
-      const version = (agentId: string, key: string, v: number, deleted = false) => ({
+      const version = (agentId: string, key: string, v: number, deleted = false): MemoryVersion => ({
         agentId,
         key,
         version: v,
         at: '2026-11-21T00:00:00.000Z',
-        ...(deleted ? { deleted: true } : { value: `v${v}`, type: 'fact' as const, metadata: { n: v } }),
+        ...(deleted ? { deleted: true } : { value: `v${v}`, type: 'fact', metadata: { n: v } }),
       });
       await opened.store.transact(async (tx) => {
         // Not consecutive (a time without history leaves gaps): trimming keeps the newest three by rank.

@@ -58,6 +58,72 @@ const MemoryVersion = z
   })
   .describe('An entry of a memory history: a version as stored, or the delete that ended it.');
 
+/** A memory as memory_search answers it: with a query, its score and snippet too. */
+const SearchHit = Memory.extend({
+  score: z
+    .number()
+    .optional()
+    .describe('With query: how well it matches (higher is better; compare within one answer only).'),
+  snippet: z
+    .string()
+    .nullable()
+    .optional()
+    .describe(
+      'With query: a passage of the value around the first match, matches marked **so**; null if none.',
+    ),
+}).describe('A stored memory, as memory_search finds it.');
+
+/** The longest memory_search query, and the longest cursor this service gives. */
+export const SEARCH_QUERY_MAX = 500;
+const CURSOR_MAX = 2000;
+
+/** The most metadata fields one filter compares. */
+export const FILTER_FIELDS_MAX = 10;
+
+const SearchFilter = z
+  .strictObject({
+    memory_types: z
+      .array(MemoryType)
+      .min(1, 'filter.memory_types must hold at least one type')
+      .optional()
+      .describe('Only memories of these types.'),
+    metadata: z
+      .record(
+        z.string().max(200, 'filter.metadata field names must be at most 200 characters'),
+        z.union([z.string(), z.number(), z.boolean(), z.null()], {
+          message: 'filter.metadata values must be strings, numbers, booleans or null',
+        }),
+      )
+      .refine((fields) => Object.keys(fields).length <= FILTER_FIELDS_MAX, {
+        message: `filter.metadata may compare at most ${FILTER_FIELDS_MAX} fields`,
+      })
+      .optional()
+      .describe(
+        'Only memories whose metadata has each of these top-level fields equal to the value, like {"project": "apollo"}.',
+      ),
+    updated_after: OffsetTimestamp('filter.updated_after')
+      .optional()
+      .describe('Only memories updated after this instant (ISO 8601).'),
+    updated_before: OffsetTimestamp('filter.updated_before')
+      .optional()
+      .describe('Only memories updated before this instant (ISO 8601).'),
+    key_prefix: z
+      .string('filter.key_prefix must be a string')
+      .min(1, 'filter.key_prefix must not be empty')
+      .max(1000, 'filter.key_prefix must be at most 1000 characters')
+      .regex(NO_CONTROL_CHARS, 'filter.key_prefix must not contain control characters')
+      .optional()
+      .describe('Only memories whose memory_key starts with this (case-sensitive).'),
+  })
+  .describe('Conditions a memory must all meet to be listed or found.');
+
+function OffsetTimestamp(field: string) {
+  return z.iso.datetime({
+    offset: true,
+    message: `${field} must be an ISO 8601 date-time, like 2026-11-01T00:00:00Z`,
+  });
+}
+
 /** The most memories one memory_store_batch call stores. */
 export const BATCH_MAX = 100;
 
@@ -240,12 +306,36 @@ export function createMemorySchemas(limits: Limits) {
       memory_type: MemoryType.optional().describe('Only memories of this type.'),
       limit: boundedInt('limit', 1, limits.searchLimitMax)
         .default(limits.searchLimitDefault)
-        .describe(`At most this many memories (1-${limits.searchLimitMax}).`),
+        .describe(`At most this many memories per page (1-${limits.searchLimitMax}).`),
+      query: z
+        .string('query must be a string')
+        .max(SEARCH_QUERY_MAX, `query must be at most ${SEARCH_QUERY_MAX} characters`)
+        .regex(NO_CONTROL_CHARS, 'query must not contain control characters')
+        .refine((text) => text.trim() !== '', 'query must hold a word (or leave it out to list)')
+        .optional()
+        .describe(
+          `Words to search for (at most ${SEARCH_QUERY_MAX} characters): ranks the memories whose key, value or ` +
+            'metadata values hold any of them (English stems: "launched" finds "launch"), the memory whose key is ' +
+            'the query first, then keys holding it, then by relevance. Absent: most recently updated first.',
+        ),
+      filter: SearchFilter.optional(),
+      cursor: z
+        .string('cursor must be a string')
+        .max(CURSOR_MAX, 'cursor is not one this service gave')
+        .optional()
+        .describe('next_cursor of the previous page, to read the next one (with the same query and filter).'),
     }),
     SearchOutput: z.object({
       success: z.literal(true),
-      memories: z.array(Memory).describe('Most recently updated first.'),
-      count: z.int(),
+      memories: z
+        .array(SearchHit)
+        .describe('Most recently updated first; with query, best match first, each with score and snippet.'),
+      count: z.int().describe('How many memories this page holds.'),
+      total: z.int().describe('How many memories match the query and filter, on all pages together.'),
+      next_cursor: z
+        .string()
+        .nullable()
+        .describe('Pass as cursor to read the next page; null on the last page.'),
       ...billed,
     }),
   };

@@ -90,14 +90,17 @@ export function memoryOperations(schemas: MemorySchemas, limits: Limits) {
     chargedOperation({
       name: 'memory_search',
       mcp: { tool: 'memory_search', hints: READS },
-      title: 'List memories',
+      title: 'Search memories',
       http: { method: 'POST', path: '/api/ac/memory/search' },
       cost: memoryOp,
-      summary: 'List the memories of the calling agent, optionally of one type.',
+      summary: 'List or search the memories of the calling agent, with filters and pages.',
       description:
-        'Lists your memories, most recently updated first, optionally only those of memory_type, at most limit ' +
-        `(default ${limits.searchLimitDefault}, 1-${limits.searchLimitMax}). Takes no text query.`,
-      errors: ['insufficient_credits', 'daily_limit_reached', 'forbidden'],
+        'Lists your memories, most recently updated first, at most limit per page ' +
+        `(default ${limits.searchLimitDefault}, 1-${limits.searchLimitMax}); optionally only those of memory_type. ` +
+        'With query, searches their keys, values and metadata values and ranks them, best first, each with a ' +
+        'score and a snippet. filter narrows by types, metadata fields, update time and key prefix. total says ' +
+        'how many match; pass next_cursor as cursor for the next page (null: no more).',
+      errors: ['insufficient_credits', 'daily_limit_reached', 'invalid_input', 'forbidden'],
       input: schemas.SearchInput,
       output: schemas.SearchOutput,
       run: (core, agent, input, ctx) => core.memories.searchMemories(agent, input, ctx),

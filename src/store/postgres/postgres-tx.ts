@@ -5,7 +5,9 @@
  */
 import { AppError } from '../../core/errors.js';
 import type { Account, IdempotencyRecord, LedgerEntry, Memory, MemoryVersion } from '../../core/model.js';
-import type { MemoryFilter, StoreReader, StoreTx } from '../../core/store-port.js';
+import { metadataText } from '../../core/search-text.js';
+import type { MemoryFilter, MemoryHit, MemoryQuery, StoreReader, StoreTx } from '../../core/store-port.js';
+import { jsonWithoutNul, memoryQueryStatements } from './memory-query-sql.js';
 import {
   ACCOUNT_COLUMNS,
   HISTORY_COLUMNS,
@@ -73,14 +75,37 @@ export class PostgresReader implements StoreReader {
   }
 
   async listMemories(agentId: string, filter: MemoryFilter) {
-    // $3 NULL: every type; $4 NULL: expired ones too (a NULL expires_at never expires).
-    const { rows } = await this.db.query(
-      `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 ` +
-        'AND ($3::text IS NULL OR type = $3) AND ($4::timestamptz IS NULL OR expires_at IS NULL OR expires_at > $4) ' +
-        'ORDER BY update_seq DESC LIMIT $2',
-      [agentId, filter.limit, filter.type ?? null, filter.liveAt ?? null],
-    );
+    // A statement of its own with a type and without, so that each is planned on its index. $3 NULL: expired
+    // ones too (a NULL expires_at never expires).
+    const live = '($3::timestamptz IS NULL OR expires_at IS NULL OR expires_at > $3)';
+    const { rows } =
+      filter.type === undefined
+        ? await this.db.query(
+            `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 AND ${live} ORDER BY update_seq DESC LIMIT $2`,
+            [agentId, filter.limit, filter.liveAt ?? null],
+          )
+        : await this.db.query(
+            `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 AND ${live} AND type = $4 ` +
+              'ORDER BY update_seq DESC LIMIT $2',
+            [agentId, filter.limit, filter.liveAt ?? null, filter.type],
+          );
     return rows.map(toMemory);
+  }
+
+  async queryMemories(agentId: string, query: MemoryQuery) {
+    const { page, count } = memoryQueryStatements(agentId, query);
+    const { rows } = await this.db.query(page.text, page.values);
+    const hits = rows.map(
+      (row): MemoryHit => ({
+        memory: toMemory(row),
+        position: String(row.update_seq),
+        ...(row.score === undefined ? {} : { score: Number(row.score) }),
+      }),
+    );
+    // A first page shorter than the limit holds every match: no count needed.
+    const whole = (query.after ?? query.offset ?? 0) === 0 && hits.length < query.limit;
+    const total = whole ? hits.length : int((await this.db.query(count.text, count.values)).rows[0]?.n ?? 0);
+    return { hits, total };
   }
 
   async countMemories(agentId: string, liveAt?: string) {
@@ -188,23 +213,31 @@ export class PostgresTx extends PostgresReader implements StoreTx {
   }
 
   async putMemory(memory: Memory) {
+    // The search column from the key ($2), the value ($11) and the metadata's values ($12), sent without NUL
+    // (text refuses it; search sees a space there); metadata_index is the metadata as jsonb, NUL as U+FFFD.
+    const metadata = JSON.stringify(memory.metadata);
     await this.db.query(
-      `INSERT INTO memories (${MEMORY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ` +
+      `INSERT INTO memories (${MEMORY_COLUMNS}, search, metadata_index) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, ` +
+        "setweight(to_tsvector('english', $2), 'A') || setweight(to_tsvector('english', $11), 'B') || " +
+        "setweight(to_tsvector('english', $12), 'C'), $13::jsonb) " +
         'ON CONFLICT (agent_id, key) DO UPDATE SET value = EXCLUDED.value, type = EXCLUDED.type, ' +
         'metadata = EXCLUDED.metadata, created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at, ' +
         'version = EXCLUDED.version, expires_at = EXCLUDED.expires_at, ttl_seconds = EXCLUDED.ttl_seconds, ' +
-        "update_seq = nextval('memories_update_seq')",
+        "search = EXCLUDED.search, metadata_index = EXCLUDED.metadata_index, update_seq = nextval('memories_update_seq')",
       [
         memory.agentId,
         memory.key,
         Buffer.from(memory.value, 'utf8'),
         memory.type,
-        JSON.stringify(memory.metadata),
+        metadata,
         memory.createdAt,
         memory.updatedAt,
         memory.version,
         memory.expiresAt ?? null,
         memory.ttlSeconds ?? null,
+        memory.value.replaceAll('\u0000', ' '),
+        metadataText(memory.metadata).replaceAll('\u0000', ' '),
+        jsonWithoutNul(metadata),
       ],
     );
   }

@@ -1,0 +1,114 @@
+/**
+ * The text rules of ranked memory search, shared by every store and by the answer's snippets: words are runs
+ * of letters and digits, lowercased; English stop words are dropped and the rest stemmed (Porter2, the
+ * Snowball English stemmer PostgreSQL's 'english' configuration uses), so "launched" finds "launch".
+ */
+import { stem } from 'porter2';
+import type { JsonObject } from './model.js';
+
+/** PostgreSQL's english.stop (Snowball's English stop words), so that both stores drop the same words. */
+const STOP_WORDS = new Set(
+  (
+    'i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers ' +
+    'herself it its itself they them their theirs themselves what which who whom this that these those am is ' +
+    'are was were be been being have has had having do does did doing a an the and but if or because as until ' +
+    'while of at by for with about against between into through during before after above below to from up ' +
+    'down in out on off over under again further then once here there when where why how all any both each few ' +
+    'more most other some such no nor not only own same so than too very s t can will just don should now'
+  ).split(' '),
+);
+
+const WORD = /[\p{L}\p{N}]+/gu;
+const ASCII_LETTERS = /^[a-z]+$/;
+
+/** The words of a text, lowercased, in order, stop words included (a tokenizer). */
+export function words(text: string): string[] {
+  return text.toLowerCase().match(WORD) ?? [];
+}
+
+/** A lowercased word as the index holds it: null for a stop word, else its stem (ASCII words) or itself. */
+export function termOf(word: string): string | null {
+  if (STOP_WORDS.has(word)) return null;
+  return ASCII_LETTERS.test(word) ? stem(word) : word;
+}
+
+/** The distinct terms of a query, in order. */
+export function queryTerms(query: string): string[] {
+  const out = new Set<string>();
+  for (const word of words(query)) {
+    const term = termOf(word);
+    if (term !== null) out.add(term);
+  }
+  return [...out];
+}
+
+/** The text of a memory's metadata that search reads: every string, number and boolean in it, at any depth. */
+export function metadataText(metadata: JsonObject): string {
+  const out: string[] = [];
+  const stack: unknown[] = [metadata];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === 'string') out.push(value);
+    else if (typeof value === 'number' || typeof value === 'boolean') out.push(String(value));
+    else if (value !== null && typeof value === 'object') stack.push(...Object.values(value).reverse());
+  }
+  return out.join(' ');
+}
+
+/** Lowercases ASCII letters only, as PostgreSQL's lower() does under the keys' "C" collation. */
+export function asciiLower(text: string): string {
+  return text.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
+}
+
+/**
+ * How a key matches a query before any text ranking: 2 when the key is the query (ASCII case ignored), 1 when
+ * it holds it, else 0. Keys are identifiers: an agent that names one wants that memory first.
+ */
+export function keyTier(key: string, query: string): 0 | 1 | 2 {
+  const wanted = asciiLower(query.trim());
+  if (wanted === '') return 0;
+  const lowered = asciiLower(key);
+  if (lowered === wanted) return 2;
+  return lowered.includes(wanted) ? 1 : 0;
+}
+
+const SNIPPET_CHARS = 160;
+
+/**
+ * A short passage of `value` around the first word matching one of `terms`, the matching words marked
+ * **so**, cut at word boundaries with "…"; null when no word of the value matches.
+ */
+export function snippetOf(value: string, terms: readonly string[]): string | null {
+  if (terms.length === 0) return null;
+  const wanted = new Set(terms);
+  const matches: { start: number; end: number }[] = [];
+  for (const match of value.matchAll(WORD)) {
+    const term = termOf(match[0].toLowerCase());
+    if (term !== null && wanted.has(term))
+      matches.push({ start: match.index, end: match.index + match[0].length });
+  }
+  const first = matches[0];
+  if (!first) return null;
+  let from = Math.max(0, first.start - SNIPPET_CHARS / 4);
+  let to = Math.min(value.length, from + SNIPPET_CHARS);
+  from = Math.max(0, Math.min(from, to - SNIPPET_CHARS));
+  // Cut at whitespace, so no word is halved (unless one word is the whole window).
+  if (from > 0) {
+    const space = value.slice(from, first.start).search(/\s/);
+    if (space >= 0) from += space + 1;
+  }
+  if (to < value.length) {
+    const tail = value.slice(first.end, to);
+    const space = tail.search(/\s\S*$/);
+    if (space >= 0) to = first.end + space;
+  }
+  let out = '';
+  let at = from;
+  for (const { start, end } of matches) {
+    if (start < from || end > to) continue;
+    out += `${value.slice(at, start)}**${value.slice(start, end)}**`;
+    at = end;
+  }
+  out += value.slice(at, to);
+  return `${from > 0 ? '…' : ''}${out.replace(/\s+/g, ' ').trim()}${to < value.length ? '…' : ''}`;
+}

@@ -1,0 +1,92 @@
+/**
+ * memory queries over one agent's memories held in memory (the JSON store and a transaction's overlay):
+ * conditions, the unranked order (most recently updated first) continued after a position, and the ranked
+ * order (key tier, then the index's BM25+ score, then recency) continued at an offset.
+ */
+import { AppError } from '../core/errors.js';
+import { isLive, type Memory } from '../core/model.js';
+import { keyTier } from '../core/search-text.js';
+import type { MemoryHit, MemoryPage, MemoryQuery, MetadataScalar } from '../core/store-port.js';
+import type { MemorySearchIndex } from './memory-search-index.js';
+
+/** Whether `memory` meets every condition of `query` (all but the text). */
+export function meetsConditions(memory: Memory, query: MemoryQuery): boolean {
+  if (!isLive(memory, query.liveAt)) return false;
+  if (query.types && !query.types.includes(memory.type)) return false;
+  if (query.keyPrefix !== undefined && !memory.key.startsWith(query.keyPrefix)) return false;
+  if (query.updatedAfter !== undefined && !(memory.updatedAt > query.updatedAfter)) return false;
+  if (query.updatedBefore !== undefined && !(memory.updatedAt < query.updatedBefore)) return false;
+  for (const [field, wanted] of Object.entries(query.metadata ?? {})) {
+    if (!Object.hasOwn(memory.metadata, field)) return false;
+    if ((memory.metadata[field] as MetadataScalar) !== wanted) return false;
+  }
+  return true;
+}
+
+/** A memory's place in the unranked order, as a cursor carries it: when it was updated, and its key. */
+function positionOf(memory: Memory): string {
+  return JSON.stringify([memory.updatedAt, memory.key]);
+}
+
+function readPosition(position: string): [string, string] {
+  try {
+    const parsed: unknown = JSON.parse(position);
+    if (Array.isArray(parsed) && parsed.length === 2 && parsed.every((part) => typeof part === 'string')) {
+      return parsed as [string, string];
+    }
+  } catch {
+    // answered below
+  }
+  throw new AppError(
+    'invalid_input',
+    'cursor is not one this service gave: pass next_cursor from the previous answer as it is, or start again without it.',
+    { field: 'cursor' },
+  );
+}
+
+/**
+ * Where a page after `position` starts in `newestFirst`: just after that memory if it is still where it was;
+ * else (it was updated or deleted since) at the first memory updated before it.
+ */
+function startAfter(newestFirst: readonly Memory[], position: string): number {
+  const [updatedAt, key] = readPosition(position);
+  const at = newestFirst.findIndex((m) => m.key === key && m.updatedAt === updatedAt);
+  if (at >= 0) return at + 1;
+  const older = newestFirst.findIndex((m) => m.updatedAt < updatedAt);
+  return older < 0 ? newestFirst.length : older;
+}
+
+/**
+ * One page of `query` over an agent's memories given oldest first (in update order). `index` gives the
+ * agent's search index, asked for only when the query has text.
+ */
+export function runMemoryQuery(
+  oldestFirst: Iterable<Memory>,
+  query: MemoryQuery,
+  index: () => MemorySearchIndex,
+): MemoryPage {
+  const newestFirst = [...oldestFirst].reverse();
+  if (query.text === undefined) {
+    const matched = newestFirst.filter((memory) => meetsConditions(memory, query));
+    const start = query.after === undefined ? 0 : startAfter(matched, query.after);
+    const hits = matched
+      .slice(start, start + query.limit)
+      .map((memory): MemoryHit => ({ memory, position: positionOf(memory) }));
+    return { hits, total: matched.length };
+  }
+  const text = query.text;
+  const scores = index().search(text);
+  const ranked: { memory: Memory; tier: number; score: number; recency: number }[] = [];
+  newestFirst.forEach((memory, recency) => {
+    const tier = keyTier(memory.key, text);
+    const score = scores.get(memory.key);
+    if ((score === undefined && tier === 0) || !meetsConditions(memory, query)) return;
+    ranked.push({ memory, tier, score: score ?? 0, recency });
+  });
+  ranked.sort((a, b) => b.tier - a.tier || b.score - a.score || a.recency - b.recency);
+  const offset = query.offset ?? 0;
+  const hits = ranked
+    .slice(offset, offset + query.limit)
+    .map(({ memory, score }): MemoryHit => ({ memory, score, position: positionOf(memory) }));
+  return { hits, total: ranked.length };
+}

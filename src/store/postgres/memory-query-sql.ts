@@ -1,0 +1,101 @@
+/**
+ * memory queries on PostgreSQL: the conditions as SQL, the unranked page in update order (keyset on
+ * update_seq), the ranked page (key tier, then ts_rank over the search column, then recency) at an offset,
+ * and the total. One statement text per combination of conditions, each prepared once.
+ */
+import { AppError } from '../../core/errors.js';
+import { asciiLower } from '../../core/search-text.js';
+import type { MemoryQuery } from '../../core/store-port.js';
+import { MEMORY_COLUMNS } from './postgres-rows.js';
+
+export interface Statement {
+  text: string;
+  values: unknown[];
+}
+
+/** A \u0000 escape in JSON text: a backslash that no backslash escapes, then u0000. */
+const NUL_ESCAPE = /(?<!\\)((?:\\\\)*)\\u0000/g;
+
+/**
+ * JSON text as the search copy of metadata holds it (jsonb refuses NUL): U+0000 in strings and keys as
+ * U+FFFD.
+ */
+export function jsonWithoutNul(json: string): string {
+  return json.replace(NUL_ESCAPE, '$1\\ufffd');
+}
+
+/**
+ * The OR of the query's words as PostgreSQL parses and stems them: plainto_tsquery joins them with AND
+ * (&), and a lexeme never holds &, so swapping the operator makes it OR, as BM25 over the JSON store ranks.
+ */
+const OR_QUERY = "(SELECT replace(plainto_tsquery('english', $3)::text, '&', '|')::tsquery AS q) AS t";
+
+function conditions(agentId: string, query: MemoryQuery): { where: string; values: unknown[] } {
+  const values: unknown[] = [agentId, query.liveAt];
+  const where = ['agent_id = $1', '(expires_at IS NULL OR expires_at > $2)'];
+  if (query.text !== undefined) {
+    // $3 the text, $4 its ASCII-lowercased form for the key tiers (lower() of a "C" key lowers ASCII only).
+    values.push(query.text, asciiLower(query.text.trim()));
+    where.push('(search @@ t.q OR strpos(lower(key), $4) > 0)');
+  }
+  const param = (value: unknown) => {
+    values.push(value);
+    return `$${values.length}`;
+  };
+  if (query.types) where.push(`type = ANY(${param(query.types)}::text[])`);
+  if (query.metadata && Object.keys(query.metadata).length > 0) {
+    where.push(`metadata_index @> ${param(jsonWithoutNul(JSON.stringify(query.metadata)))}::jsonb`);
+  }
+  if (query.updatedAfter !== undefined) where.push(`updated_at > ${param(query.updatedAfter)}`);
+  if (query.updatedBefore !== undefined) where.push(`updated_at < ${param(query.updatedBefore)}`);
+  if (query.keyPrefix !== undefined) where.push(`starts_with(key, ${param(query.keyPrefix)})`);
+  return { where: where.join(' AND '), values };
+}
+
+function readPosition(position: string): string {
+  if (/^[1-9]\d{0,18}$/.test(position)) return position;
+  throw new AppError(
+    'invalid_input',
+    'cursor is not one this service gave: pass next_cursor from the previous answer as it is, or start again without it.',
+    { field: 'cursor' },
+  );
+}
+
+/** The statements of one page of `query` and of its total. */
+export function memoryQueryStatements(
+  agentId: string,
+  query: MemoryQuery,
+): { page: Statement; count: Statement } {
+  const { where, values } = conditions(agentId, query);
+  const from = query.text === undefined ? 'memories' : `memories, ${OR_QUERY}`;
+  const count = { text: `SELECT count(*) AS n FROM ${from} WHERE ${where}`, values };
+  const page = [...values];
+  const param = (value: unknown) => {
+    page.push(value);
+    return `$${page.length}`;
+  };
+  if (query.text === undefined) {
+    const after =
+      query.after === undefined ? '' : ` AND update_seq < ${param(readPosition(query.after))}::bigint`;
+    return {
+      page: {
+        text:
+          `SELECT ${MEMORY_COLUMNS}, update_seq FROM ${from} WHERE ${where}${after} ` +
+          `ORDER BY update_seq DESC LIMIT ${param(query.limit)}`,
+        values: page,
+      },
+      count,
+    };
+  }
+  return {
+    page: {
+      text:
+        `SELECT ${MEMORY_COLUMNS}, update_seq, ts_rank(search, t.q) AS score, ` +
+        'CASE WHEN lower(key) = $4 THEN 2 WHEN strpos(lower(key), $4) > 0 THEN 1 ELSE 0 END AS tier ' +
+        `FROM ${from} WHERE ${where} ORDER BY tier DESC, score DESC, update_seq DESC ` +
+        `LIMIT ${param(query.limit)} OFFSET ${param(query.offset ?? 0)}`,
+      values: page,
+    },
+    count,
+  };
+}
