@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Account, LedgerEntry, Memory, MemoryVersion } from '../../src/core/model.js';
-import type { StorePort } from '../../src/core/store-port.js';
+import type { MemoryQuery, StorePort } from '../../src/core/store-port.js';
 import { openJsonFileStore } from '../../src/store/json-file-store.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { createMemoryStore } from '../../src/store/state-store.js';
@@ -261,6 +261,117 @@ for (const adapter of adapters) {
       expect(await store.read((r) => r.listMemoryVersions('a', 'k', 10))).toEqual([]);
       expect((await store.read((r) => r.listMemoryVersions('a', 'other', 10))).length).toBe(1);
       expect((await store.read((r) => r.listMemoryVersions('b', 'k', 10))).length).toBe(1);
+    });
+
+    it('queries memories: conditions, pages in update order after a position, a true total, per agent', async () => {
+      const opened = await open();
+      await withAgents(opened.store, 'a', 'b');
+      const at = (second: number) => `2026-11-21T00:00:${String(second).padStart(2, '0')}.000Z`;
+      await opened.store.transact(async (tx) => {
+        for (let i = 0; i < 12; i++) {
+          await tx.putMemory({
+            ...memory('a', `k${i}`, `value ${i}`, i % 3 === 0 ? 'fact' : 'context'),
+            metadata: {
+              project: i % 2 === 0 ? 'apollo' : 'gemini',
+              n: i,
+              nul: 'a\u0000b',
+              deep: { project: 'x' },
+            },
+            updatedAt: at(i),
+            ...(i === 11 ? { expiresAt: at(30), ttlSeconds: 30 } : {}),
+          });
+        }
+        await tx.putMemory({ ...memory('b', 'k1', 'other agent'), metadata: { project: 'apollo' } });
+      });
+      const store = opened.reopen ? await opened.reopen() : opened.store;
+      const query = (q: Partial<MemoryQuery>) =>
+        store.read((r) => r.queryMemories('a', { liveAt: at(40), limit: 100, ...q }));
+      const keys = (page: { hits: { memory: Memory }[] }) => page.hits.map((h) => h.memory.key);
+
+      // k11 expired at :30, so at :40 it is absent; newest first.
+      expect(keys(await query({}))).toEqual([
+        'k10',
+        'k9',
+        'k8',
+        'k7',
+        'k6',
+        'k5',
+        'k4',
+        'k3',
+        'k2',
+        'k1',
+        'k0',
+      ]);
+      expect((await query({ liveAt: at(20) })).total).toBe(12);
+      expect(keys(await query({ types: ['fact'] }))).toEqual(['k9', 'k6', 'k3', 'k0']);
+      expect(keys(await query({ types: [] }))).toEqual([]);
+      expect(keys(await query({ metadata: { project: 'gemini', n: 5 } }))).toEqual(['k5']);
+      expect(keys(await query({ metadata: { n: 5.0 } }))).toEqual(['k5']);
+      expect(keys(await query({ metadata: { project: 'x' } }))).toEqual([]); // top-level fields only
+      expect(keys(await query({ metadata: { nul: 'a\u0000b', n: 2 } }))).toEqual(['k2']);
+      expect(keys(await query({ metadata: { missing: null } }))).toEqual([]);
+      expect(keys(await query({ updatedAfter: at(3), updatedBefore: at(6) }))).toEqual(['k5', 'k4']);
+      expect(keys(await query({ keyPrefix: 'k1' }))).toEqual(['k10', 'k1']);
+
+      // Pages of 4 after each page's last position: every memory once, the total on every page.
+      const seen: string[] = [];
+      let after: string | undefined;
+      for (let pages = 0; pages < 5; pages++) {
+        const page = await query({ limit: 4, ...(after === undefined ? {} : { after }) });
+        expect(page.total).toBe(11);
+        seen.push(...keys(page));
+        after = page.hits.at(-1)?.position;
+        if (page.hits.length < 4) break;
+      }
+      expect(seen).toEqual(keys(await query({})));
+      expect(keys(await query({ keyPrefix: 'k1', limit: 1 }))).toEqual(['k10']);
+      const other = await store.read((r) => r.queryMemories('b', { liveAt: at(40), limit: 10 }));
+      expect(other.hits.map((h) => h.memory.value)).toEqual(['other agent']);
+      await expect(query({ after: 'not a position' })).rejects.toMatchObject({ code: 'invalid_input' });
+    });
+
+    it('ranks a text query: the key that is the query, then keys holding it, then by relevance', async () => {
+      const { store } = await open();
+      await withAgents(store, 'a', 'b');
+      await store.transact(async (tx) => {
+        const put = (key: string, value: string, metadata = {}) =>
+          tx.putMemory({ ...memory('a', key, value), metadata });
+        await put('notes/launch', 'We launched the rocket on Tuesday after two delays.');
+        await put('Launch', 'A memory whose key is the query.');
+        await put('groceries', 'Milk, eggs and bread.');
+        await put('meeting', 'Talked about lunch.', { topic: 'launching' });
+        await put('value-nul', 'before\u0000after launch');
+        await tx.putMemory(memory('b', 'launch', 'another agent launches too'));
+      });
+      const found = await store.read((r) =>
+        r.queryMemories('a', { liveAt: '2026-12-01T00:00:00.000Z', limit: 10, text: 'launch' }),
+      );
+      const keys = found.hits.map((h) => h.memory.key);
+      expect(keys.slice(0, 2)).toEqual(['Launch', 'notes/launch']);
+      expect(new Set(keys)).toEqual(new Set(['Launch', 'notes/launch', 'meeting', 'value-nul']));
+      expect(found.total).toBe(4);
+      for (const hit of found.hits) expect(hit.score).toBeTypeOf('number');
+      const paged = await store.read((r) =>
+        r.queryMemories('a', { liveAt: '2026-12-01T00:00:00.000Z', limit: 2, offset: 2, text: 'launch' }),
+      );
+      expect(paged.hits.map((h) => h.memory.key)).toEqual(keys.slice(2, 4));
+      expect(paged.total).toBe(4);
+      const none = await store.read((r) =>
+        r.queryMemories('a', { liveAt: '2026-12-01T00:00:00.000Z', limit: 10, text: 'the and of' }),
+      );
+      expect(none).toEqual({ hits: [], total: 0 });
+      // A write and a search in one transaction: the search sees the write.
+      await store.transact(async (tx) => {
+        await tx.putMemory(memory('a', 'fresh', 'launch pad'));
+        await tx.deleteMemory('a', 'Launch');
+        const inTx = await tx.queryMemories('a', {
+          liveAt: '2026-12-01T00:00:00.000Z',
+          limit: 10,
+          text: 'launch',
+        });
+        expect(inTx.hits.map((h) => h.memory.key)).toContain('fresh');
+        expect(inTx.hits.map((h) => h.memory.key)).not.toContain('Launch');
+      });
     });
 
     it('keeps a memory version exactly, replaced with the memory, also across a reopen', async () => {
