@@ -205,6 +205,7 @@ export const EnvSchema = z.object({
   AC_MEMORY_VALUE_MAX_BYTES: PositiveInt.default(DEFAULT_LIMITS.memoryValueMaxBytes),
   AC_METADATA_MAX_BYTES: PositiveInt.default(DEFAULT_LIMITS.metadataMaxBytes),
   AC_MEMORIES_PER_AGENT: PositiveInt.default(DEFAULT_LIMITS.memoriesPerAgent),
+  AC_IMPORT_MAX_BYTES: PositiveInt.default(DEFAULT_LIMITS.importMaxBytes),
   AC_MEMORY_TTL: MemoryTtl,
   AC_MEMORY_HISTORY: Optional.pipe(z.coerce.number<string | undefined>().int().min(0).max(1000).optional()),
   AC_MEMORY_HISTORY_RETENTION: Optional.pipe(Duration.optional()),

@@ -155,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
       memoryValueMaxBytes: e.AC_MEMORY_VALUE_MAX_BYTES,
       metadataMaxBytes: e.AC_METADATA_MAX_BYTES,
       memoriesPerAgent: e.AC_MEMORIES_PER_AGENT,
+      importMaxBytes: e.AC_IMPORT_MAX_BYTES,
       memoryHistoryVersions: e.AC_MEMORY_HISTORY ?? DEFAULT_LIMITS.memoryHistoryVersions,
       memoryHistoryRetentionSeconds:
         e.AC_MEMORY_HISTORY_RETENTION ?? DEFAULT_LIMITS.memoryHistoryRetentionSeconds,

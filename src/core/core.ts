@@ -10,6 +10,7 @@ import { DEFAULT_LIMITS, type Limits } from './limits.js';
 import { createLiveData } from './live-data.js';
 import type { LiveCache, LiveDataSource } from './live-port.js';
 import { createMemories } from './memories.js';
+import { createMemoryTransfer } from './memory-transfer.js';
 import { createSchemas } from './schemas.js';
 import type { StorePort } from './store-port.js';
 
@@ -30,6 +31,7 @@ export function createCore(deps: CoreDeps) {
     schemas: createSchemas(limits),
     accounts: createAccounts(deps.store, ledger, clock),
     memories: createMemories(deps.store, ledger, clock, limits),
+    transfer: createMemoryTransfer(deps.store, ledger, clock, limits),
     liveData: createLiveData(deps.store, ledger, deps.cache, deps.live, clock),
     idempotency: createIdempotency(deps.store, clock),
   };

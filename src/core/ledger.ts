@@ -182,20 +182,23 @@ export function createLedger(
 
   /**
    * Checks that the agent can pay `charge`, runs `work`, debits, builds the response with `present` and
-   * hands it to `record`, as one transaction. A failure anywhere (402 included) writes nothing.
+   * hands it to `record`, as one transaction. A failure anywhere (402 included) writes nothing. A charge
+   * given as a function of the work's result is checked and debited after the work.
    */
   async function runCharged<T, R extends JsonObject>(
     agentId: string,
-    charge: Charge,
+    charge: Charge | ((result: T) => Charge),
     work: (tx: StoreTx, account: Account) => Promise<T>,
     present: (result: T, account: Account) => R,
     record?: Recorder,
   ): Promise<R> {
     return store.transact(async (tx) => {
       const account = await loadAccount(tx, agentId);
-      await assertCanSpend(tx, account, charge.cents);
+      // A price known only from the work's result (an import's writes) is checked when debited, after it.
+      if (typeof charge !== 'function') await assertCanSpend(tx, account, charge.cents);
       const result = await work(tx, account);
-      const response = present(result, await debit(tx, account, charge, record));
+      const due = typeof charge === 'function' ? charge(result) : charge;
+      const response = present(result, await debit(tx, account, due, record));
       if (record) await record(tx, response);
       return response;
     });

@@ -39,6 +39,8 @@ export interface Limits {
   memoryHistoryRetentionSeconds: number;
   historyLimitMax: number;
   historyLimitDefault: number;
+  /** The largest NDJSON body memory_import takes, in bytes (AC_IMPORT_MAX_BYTES). */
+  importMaxBytes: number;
 }
 
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
@@ -61,4 +63,5 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   memoryHistoryRetentionSeconds: 30 * 24 * 3600,
   historyLimitMax: 100,
   historyLimitDefault: 10,
+  importMaxBytes: 32 * 1024 * 1024,
 });

@@ -10,6 +10,7 @@ import type { ChargeContext, Ledger } from './ledger.js';
 import type { Limits } from './limits.js';
 import { searchAnswer, toMemoryQuery } from './memory-search.js';
 import { toMemoryView, toVersionView } from './memory-views.js';
+import { createMemoryWrites, live } from './memory-writes.js';
 import { isLive, MAX_TTL_SECONDS, type Memory, type MemoryType, type MemoryVersion } from './model.js';
 import type { Input, Output } from './schemas.js';
 import type { StorePort, StoreTx } from './store-port.js';
@@ -78,11 +79,6 @@ export function checkCondition(key: string, existing: Memory | undefined, condit
   }
 }
 
-/** The memory if it is live at `at` (an ISO instant): an expired one is absent everywhere. */
-function live(memory: Memory | undefined, at: string): Memory | undefined {
-  return memory && isLive(memory, at) ? memory : undefined;
-}
-
 function memoryNotFound(key: string): AppError {
   return new AppError(
     'not_found',
@@ -95,96 +91,7 @@ function memoryNotFound(key: string): AppError {
 export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, limits: Limits) {
   const keep = limits.memoryHistoryVersions;
 
-  /** Whether a key's history, newest entry `newest`, is past its retention (its key has no live memory). */
-  function retired(newest: MemoryVersion, at: Date): boolean {
-    return Date.parse(newest.at) < at.getTime() - limits.memoryHistoryRetentionSeconds * 1000;
-  }
-
-  /**
-   * The key's history, newest first (at most `limit`), as far as it is kept: the history of a key without a
-   * live memory is gone once its retention ran out, even before the background purge drops it.
-   */
-  async function historyOf(
-    tx: StoreTx,
-    agentId: string,
-    key: string,
-    existing: Memory | undefined,
-    at: Date,
-    limit: number,
-  ) {
-    if (keep === 0) return [];
-    const versions = await tx.listMemoryVersions(agentId, key, limit);
-    const [newest] = versions;
-    return newest && !existing && retired(newest, at) ? [] : versions;
-  }
-
-  /**
-   * The version the key's next write takes: one more than its live memory's, else than its history's newest
-   * (a deleted or expired memory's numbers go on, also across a new life of the key after its retention and
-   * while AC_MEMORY_HISTORY is 0, when a delete leaves its marker alone), else 1. A number is never reused
-   * while any trace of the key is kept, so an ETag from before never matches what comes after. The history of
-   * a new life, or any history while none is kept, is dropped here.
-   */
-  async function nextVersion(
-    tx: StoreTx,
-    agentId: string,
-    key: string,
-    existing: Memory | undefined,
-    at: Date,
-  ) {
-    // A live memory's version is its history's newest (or newer, after a time without history).
-    if (existing && keep > 0) return existing.version + 1;
-    const [newest] = await tx.listMemoryVersions(agentId, key, 1);
-    if (newest && (keep === 0 || (!existing && retired(newest, at)))) {
-      await tx.dropMemoryVersions(agentId, key);
-    }
-    return Math.max(existing?.version ?? 0, newest?.version ?? 0) + 1;
-  }
-
-  /** Writes a memory (a store or a restore) over `existing` (live or absent), with its history entry. */
-  async function writeMemory(
-    tx: StoreTx,
-    agentId: string,
-    key: string,
-    content: Pick<Memory, 'value' | 'type' | 'metadata' | 'expiresAt' | 'ttlSeconds'>,
-    existing: Memory | undefined,
-    at: Date,
-  ): Promise<Memory> {
-    const now = at.toISOString();
-    if (!existing && (await tx.countMemories(agentId, now)) >= limits.memoriesPerAgent) {
-      throw new AppError(
-        'quota_exceeded',
-        `This agent already holds ${limits.memoriesPerAgent} memories, the most allowed; nothing was charged. ` +
-          'Delete memories you no longer need, or update an existing key.',
-        { memories_limit: limits.memoriesPerAgent },
-      );
-    }
-    const memory: Memory = {
-      agentId,
-      key,
-      ...content,
-      createdAt: existing?.createdAt ?? now,
-      updatedAt: now,
-      version: await nextVersion(tx, agentId, key, existing, at),
-    };
-    await tx.putMemory(memory);
-    if (keep > 0) {
-      await tx.putMemoryVersion(
-        {
-          agentId,
-          key,
-          version: memory.version,
-          at: now,
-          value: memory.value,
-          type: memory.type,
-          metadata: memory.metadata,
-          ...(memory.ttlSeconds === undefined ? {} : { ttlSeconds: memory.ttlSeconds }),
-        },
-        keep,
-      );
-    }
-    return memory;
-  }
+  const { historyOf, writeMemory } = createMemoryWrites(limits);
 
   function stored(memory: Memory, created: boolean, cents: number, balanceCents: number) {
     return {

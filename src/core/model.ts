@@ -116,6 +116,7 @@ export const CHARGED_OPERATIONS = [
   'memory_search',
   'memory_history',
   'memory_restore',
+  'memory_import',
   'data',
 ] as const;
 export type ChargedOperationName = (typeof CHARGED_OPERATIONS)[number];

@@ -44,6 +44,13 @@ export interface HttpRoute {
   ifNoneMatch?: true;
   /** The answer's `memory.version` is sent as `ETag: "N"`. */
   etag?: true;
+  /**
+   * The body is NDJSON (`application/x-ndjson`, at most `Limits.importMaxBytes`), each line as this schema
+   * says, given to the input's `ndjson` field as text; the other fields come from the query string.
+   */
+  ndjsonBody?: z.ZodType;
+  /** The answer is NDJSON, streamed: `run` gives an async iterable of lines, each as the output schema says. */
+  ndjsonAnswer?: true;
 }
 
 export interface Operation<In extends z.ZodType = z.ZodType, Out extends z.ZodType = z.ZodType> {
@@ -169,6 +176,27 @@ export function agentOperation<In extends z.ZodType, Out extends z.ZodType>(
     agentKeyField: fields.http ? 'optional' : 'none',
     cost: FREE,
     run: (core, agent, input) => run(core, requireAgent(agent), input),
+  });
+}
+
+/**
+ * A free operation of the calling agent whose REST answer is a stream of NDJSON lines (`http.ndjsonAnswer`),
+ * each as `output` says; REST only, since an MCP tool answers one result.
+ */
+export function streamOperation<In extends z.ZodType, Out extends z.ZodType>(
+  entry: Omit<EntryFields<In, Out>, 'http' | 'mcp'> & {
+    http: HttpRoute & { ndjsonAnswer: true };
+    run(core: Core, agentId: string, input: z.output<In>): AsyncIterable<z.input<Out>>;
+  },
+): Operation {
+  const { run, ...fields } = entry;
+  return erase<In, Out>({
+    ...fields,
+    auth: 'agent',
+    agentKeyField: 'optional',
+    cost: FREE,
+    // The faces read `http.ndjsonAnswer` and iterate the answer instead of sending it as one body.
+    run: async (core, agent, input) => run(core, requireAgent(agent), input) as unknown as z.input<Out>,
   });
 }
 

@@ -73,6 +73,15 @@ export interface StoreReader {
    * position it cannot read is an `invalid_input` AppError on field `cursor`.
    */
   queryMemories(agentId: string, query: MemoryQuery): Promise<MemoryPage>;
+  /**
+   * The agent's memories live at `liveAt`, in key order (the store's own: UTF-16 code units on the JSON
+   * store, bytes of UTF-8 on PostgreSQL, the same for every key without characters past U+FFFF), those after
+   * the key `after` (when given), at most `limit`: pages that an update does not reorder (for export).
+   */
+  listMemoriesByKey(
+    agentId: string,
+    page: { after?: string; limit: number; liveAt: string },
+  ): Promise<Memory[]>;
   /** The agent's memories live at `liveAt` (an ISO instant; absent: all of them, expired ones too). */
   countMemories(agentId: string, liveAt?: string): Promise<number>;
   /** The key's history, newest first, at most `limit` entries (delete markers included). */

@@ -15,6 +15,8 @@ import express, { type Request, type RequestHandler } from 'express';
 import { AppError } from '../core/errors.js';
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
+/** NDJSON bodies are left unread here, for the route that takes one (memory_import) to read. */
+export const NDJSON_TYPES = ['application/x-ndjson', 'application/jsonl'];
 const PLAIN_JSON = new Set([
   'application/json',
   'application/json; charset=utf-8',
@@ -72,6 +74,7 @@ export function jsonBody(limit: number): RequestHandler {
     // A request whose client left while an earlier middleware waited emits nothing more: express.json
     // knows how to answer it.
     if (length === undefined || req.destroyed || req.readableEnded) {
+      if (req.is(NDJSON_TYPES)) return next();
       if (!req.is(JSON_TYPES)) {
         throw new AppError(
           'unsupported_media_type',

@@ -110,8 +110,14 @@ function operationObject(op: RestOperation): Record<string, unknown> {
           : [],
     responses: {
       '200': {
-        description: 'Success.',
-        content: { 'application/json': { schema: jsonSchema(op.output, 'output') } },
+        description: op.http.ndjsonAnswer
+          ? 'Success: NDJSON, one JSON object per line, each as this schema says.'
+          : 'Success.',
+        content: {
+          [op.http.ndjsonAnswer ? 'application/x-ndjson' : 'application/json']: {
+            schema: jsonSchema(op.output, 'output'),
+          },
+        },
         ...(op.http.etag ? { headers: { ETag: ETAG_HEADER } } : {}),
       },
       ...errorResponses(codes),
@@ -120,7 +126,24 @@ function operationObject(op: RestOperation): Record<string, unknown> {
   const parameters: Record<string, unknown>[] = op.idempotent ? [IDEMPOTENCY_KEY_PARAMETER] : [];
   if (op.http.ifMatch) parameters.push(IF_MATCH_PARAMETER);
   if (op.http.ifNoneMatch) parameters.push(IF_NONE_MATCH_PARAMETER);
-  if (op.http.method === 'GET') {
+  if (op.http.ndjsonBody) {
+    // The body's lines are the memories; the other fields are query parameters.
+    const { ndjson, ...query } = properties;
+    parameters.push(
+      ...Object.entries(query).map(([name, schema]) => ({
+        name,
+        in: 'query',
+        required: required.includes(name),
+        description: schema.description,
+        schema,
+      })),
+    );
+    object.requestBody = {
+      required: true,
+      description: `${ndjson?.description ?? ''} Each line as this schema says.`.trim(),
+      content: { 'application/x-ndjson': { schema: jsonSchema(op.http.ndjsonBody, 'input') } },
+    };
+  } else if (op.http.method === 'GET') {
     parameters.push(
       ...Object.entries(properties).map(([name, schema]) => ({
         name,

@@ -5,7 +5,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { timingSafeEqual } from 'node:crypto';
-import type { Request, RequestHandler, Response } from 'express';
+import express, { type Request, type RequestHandler, type Response } from 'express';
 import { hashKey } from '../core/accounts.js';
 import type { Core } from '../core/core.js';
 import { AppError } from '../core/errors.js';
@@ -13,6 +13,7 @@ import { parseIdempotencyKey } from '../core/idempotency.js';
 import type { RestOperation } from '../core/operations.js';
 import { runOperation } from '../core/run-operation.js';
 import { fieldsOf, parseInput } from '../core/validation.js';
+import { NDJSON_TYPES } from './json-body.js';
 import { setEntityTag, withPreconditions } from './preconditions.js';
 import { identify, requireAccount } from './request-identity.js';
 import { bearerToken } from './request-key.js';
@@ -23,7 +24,28 @@ function matchesHash(secret: string, expectedHash: string): boolean {
   return timingSafeEqual(Buffer.from(hashKey(secret), 'hex'), Buffer.from(expectedHash, 'hex'));
 }
 
+/**
+ * The fields of an NDJSON route: the query string's, and the body's text as `ndjson`. Read only once the
+ * caller is authenticated, since the body may be large.
+ */
+async function ndjsonFields(req: Request, res: Response, core: Core): Promise<Record<string, unknown>> {
+  if (hasBody(req) && req.is(NDJSON_TYPES) === false) {
+    throw new AppError(
+      'unsupported_media_type',
+      `The body must be NDJSON, one JSON object per line: send it with Content-Type: application/x-ndjson (got ${req.get('content-type') ?? 'none'}).`,
+    );
+  }
+  const text = hasBody(req) ? await readText(req, res, core.limits.importMaxBytes) : '';
+  return { ...(req.query as Record<string, unknown>), ndjson: text };
+}
+
 function requestFields(req: Request, op: RestOperation): Record<string, unknown> {
+  if (hasBody(req) && req.is(NDJSON_TYPES) !== false) {
+    throw new AppError(
+      'unsupported_media_type',
+      'The body must be JSON: send it with Content-Type: application/json (NDJSON is taken by memory_import only).',
+    );
+  }
   const source: unknown = op.http.method === 'GET' ? req.query : (req.body ?? {});
   if (typeof source !== 'object' || source === null || Array.isArray(source)) {
     throw new AppError(
@@ -32,6 +54,68 @@ function requestFields(req: Request, op: RestOperation): Record<string, unknown>
     );
   }
   return source as Record<string, unknown>;
+}
+
+function hasBody(req: Request): boolean {
+  return (
+    req.headers['transfer-encoding'] !== undefined ||
+    (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0')
+  );
+}
+
+/** The body as UTF-8 text, read by express.text (its size and encoding errors answered as for JSON bodies). */
+function readText(req: Request, res: Response, limit: number): Promise<string> {
+  const parse = express.text({ type: NDJSON_TYPES, limit, defaultCharset: 'utf-8' });
+  return new Promise((resolve, reject) => {
+    parse(req, res, (err?: unknown) =>
+      err ? reject(err) : resolve(typeof req.body === 'string' ? req.body : ''),
+    );
+  });
+}
+
+/**
+ * Streams an operation's NDJSON lines. The first line is awaited before the status is sent, so that a
+ * failure at the start is still a JSON error; a failure later cuts the connection, so the client sees a
+ * truncated stream and never a complete-looking one. Lines are written in chunks, waiting for the socket
+ * to drain, and the reading stops when the client goes away.
+ */
+async function sendNdjson(res: Response, lines: AsyncIterable<unknown>): Promise<void> {
+  const iterator = lines[Symbol.asyncIterator]();
+  let next = await iterator.next();
+  res.statusCode = 200;
+  res.setHeader('Content-Type', 'application/x-ndjson; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-store');
+  try {
+    let chunk = '';
+    while (!next.done) {
+      chunk += `${JSON.stringify(next.value)}\n`;
+      if (chunk.length >= 64 * 1024) {
+        const flushed = res.write(chunk);
+        chunk = '';
+        if (!flushed) await drained(res);
+        if (res.destroyed) {
+          await iterator.return?.();
+          return;
+        }
+      }
+      next = await iterator.next();
+    }
+    res.end(chunk);
+  } catch (err) {
+    res.destroy(err as Error);
+  }
+}
+
+function drained(res: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.once('drain', done);
+    res.once('close', done);
+  });
 }
 
 /**
@@ -84,21 +168,24 @@ function routeHandler(core: Core, op: RestOperation, adminToken: string | undefi
         allow: op.http.method,
       });
     }
-    let fields = requestFields(req, op);
+    let fields = op.http.ndjsonBody ? undefined : requestFields(req, op);
     let agentId: string | undefined;
     if (op.auth === 'agent') {
       const account = await requireAccount(req, core);
       agentId = account.id;
       res.locals.agentId = agentId;
+      fields ??= await ndjsonFields(req, res, core);
       fields = takeAgentKey(op, fields, (await identify(req, core)).key as string);
     } else if (op.auth === 'admin') {
       checkAdmin(req, adminToken as string);
     }
+    fields ??= await ndjsonFields(req, res, core);
     const input = parseInput(op.input, withPreconditions(req, op.http, fields), allowed);
     const idempotencyKey = op.idempotent
       ? parseIdempotencyKey(req.get('idempotency-key'), 'The Idempotency-Key header')
       : undefined;
     const outcome = await runOperation(core, op, agentId, input, idempotencyKey);
+    if (op.http.ndjsonAnswer) return sendNdjson(res, outcome.body as unknown as AsyncIterable<unknown>);
     if (outcome.replayed) res.setHeader('Idempotent-Replayed', 'true');
     if (outcome.status === 200) setEntityTag(res, op.http, outcome.body);
     sendJson(res, outcome.status, outcome.body);

@@ -15,7 +15,14 @@ import type { MemoryFilter, MemoryQuery, StoreTx } from '../core/store-port.js';
 import type { Change } from './changes.js';
 import { runMemoryQuery } from './memory-query.js';
 import { MemorySearchIndex } from './memory-search-index.js';
-import { idempotencySlot, newestFirst, newestVersions, type StoreState, withVersion } from './store-state.js';
+import {
+  byKey,
+  idempotencySlot,
+  newestFirst,
+  newestVersions,
+  type StoreState,
+  withVersion,
+} from './store-state.js';
 
 export class StateTx implements StoreTx {
   readonly changes: Change[] = [];
@@ -59,6 +66,11 @@ export class StateTx implements StoreTx {
   async listMemories(agentId: string, filter: MemoryFilter) {
     const merged = this.mergedMemories(agentId);
     return merged ? newestFirst(merged, filter) : this.state.listMemories(agentId, filter);
+  }
+
+  async listMemoriesByKey(agentId: string, page: { after?: string; limit: number; liveAt: string }) {
+    const merged = this.mergedMemories(agentId);
+    return merged ? byKey(merged, page) : this.state.listMemoriesByKey(agentId, page);
   }
 
   async queryMemories(agentId: string, query: MemoryQuery) {

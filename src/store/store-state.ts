@@ -183,6 +183,10 @@ export class StoreState implements StoreReader {
     return newestFirst(this.memories.get(agentId)?.values() ?? [], filter);
   }
 
+  async listMemoriesByKey(agentId: string, page: { after?: string; limit: number; liveAt: string }) {
+    return byKey(this.memoriesInUpdateOrder(agentId), page);
+  }
+
   async queryMemories(agentId: string, query: MemoryQuery) {
     return runMemoryQuery(this.memoriesInUpdateOrder(agentId), query, () => this.searchIndexOf(agentId));
   }
@@ -310,6 +314,19 @@ export function withVersion(
 /** The newest `limit` of `versions` (given oldest first), newest first. */
 export function newestVersions(versions: readonly MemoryVersion[], limit: number): MemoryVersion[] {
   return versions.slice(Math.max(0, versions.length - limit)).reverse();
+}
+
+/** The live memories after the key `page.after`, in key order, at most `page.limit`. */
+export function byKey(
+  memories: Iterable<Memory>,
+  page: { after?: string; limit: number; liveAt: string },
+): Memory[] {
+  const out: Memory[] = [];
+  for (const memory of memories) {
+    if ((page.after === undefined || memory.key > page.after) && isLive(memory, page.liveAt))
+      out.push(memory);
+  }
+  return out.sort((a, b) => (a.key < b.key ? -1 : 1)).slice(0, page.limit);
 }
 
 /** How many of `memories` are live at `liveAt`. */

@@ -9,7 +9,7 @@ import { ManualClock, startTestServer, type TestServer } from '../helpers/test-s
 const clock = new ManualClock();
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer({ clock, env: { AC_STARTER_CREDIT_CENTS: '500' } });
+  server = await startTestServer({ clock });
 });
 afterAll(async () => {
   await server.close();

@@ -324,8 +324,8 @@ describe('the published schemas accept exactly what validation accepts', () => {
     const idempotent = Object.values(doc.paths as Record<string, Record<string, Schema>>)
       .flatMap((methods) => Object.values(methods))
       .flatMap((op) => (op.parameters ?? []).filter((p: Schema) => p.name === 'Idempotency-Key'));
-    // The idempotent operations: store, batch store, retrieve, delete, search, history, restore and data.
-    expect(idempotent).toHaveLength(8);
+    // The idempotent operations: store, batch store, retrieve, delete, search, history, restore, import and data.
+    expect(idempotent).toHaveLength(9);
     for (const p of idempotent) {
       expect(p.schema).toEqual({
         type: 'string',

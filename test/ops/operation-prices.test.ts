@@ -26,6 +26,7 @@ const SAMPLE_INPUTS: Record<(typeof CHARGED_OPERATIONS)[number], Record<string, 
   data: { query_type: 'news', query: 'Prices  Today' },
   memory_delete: { memory_key: 'note' },
   memory_restore: { memory_key: 'note', version: 1 },
+  memory_import: { ndjson: '{"memory_key": "imported", "memory_value": "v"}\n' },
 };
 
 const priced = (op: Operation) => op.cost.cents > 0 || (op.cost.cachedCents ?? 0) > 0;

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { Limits } from '../limits.js';
 import { type JsonObject, MAX_TTL_SECONDS, MEMORY_TYPES } from '../model.js';
 import { billed, boundedInt, NO_BIDI_CONTROLS, NO_CONTROL_CHARS, Timestamp, UTF16_UNITS } from './fields.js';
+import { createTransferSchemas } from './memory-transfer.schemas.js';
 
 function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -117,7 +118,7 @@ const SearchFilter = z
   })
   .describe('Conditions a memory must all meet to be listed or found.');
 
-function OffsetTimestamp(field: string) {
+export function OffsetTimestamp(field: string) {
   return z.iso.datetime({
     offset: true,
     message: `${field} must be an ISO 8601 date-time, like 2026-11-01T00:00:00Z`,
@@ -218,6 +219,10 @@ export function createMemorySchemas(limits: Limits) {
     MemoryKey,
     Memory,
     MemoryVersion,
+    ...createTransferSchemas(
+      { MemoryKey, MemoryValue, MemoryType, Metadata, Memory, OffsetTimestamp },
+      limits,
+    ),
 
     StoreInput,
     StoreOutput: z.object({

@@ -4,7 +4,7 @@
  */
 import { describeDuration } from '../duration.js';
 import type { Limits } from '../limits.js';
-import { chargedOperation, READS } from '../operation-kit.js';
+import { chargedOperation, READS, streamOperation } from '../operation-kit.js';
 import { PRICES } from '../pricing.js';
 import { BATCH_MAX, type MemorySchemas } from './memory.schemas.js';
 
@@ -144,6 +144,40 @@ export function memoryOperations(schemas: MemorySchemas, limits: Limits) {
       input: schemas.RestoreInput,
       output: schemas.RestoreOutput,
       run: (core, agent, input, ctx) => core.memories.restoreMemory(agent, input, ctx),
+    }),
+    streamOperation({
+      name: 'memory_export',
+      title: 'Export memories',
+      http: { method: 'GET', path: '/api/ac/memory/export', ndjsonAnswer: true },
+      summary: 'Every live memory of the calling agent as NDJSON, streamed, in key order; free.',
+      description:
+        'Streams your live memories as NDJSON (application/x-ndjson): one JSON object per line, in key order, ' +
+        'with version, times, expiry and ttl_seconds, as memory_import reads them back. Free. A memory changed ' +
+        'during the export appears as it was when its page was read.',
+      errors: ['forbidden'],
+      input: schemas.ExportInput,
+      output: schemas.ExportLine,
+      run: (core, agent) => core.transfer.exportMemories(agent),
+    }),
+    chargedOperation({
+      name: 'memory_import',
+      title: 'Import memories',
+      http: { method: 'POST', path: '/api/ac/memory/import', ndjsonBody: schemas.ImportLine },
+      cost: { ...memoryOp, per: 'memory' },
+      summary:
+        'Store memories from NDJSON (an export), upserting by key with a conflict policy; all or none.',
+      description:
+        'Reads NDJSON (application/x-ndjson, one memory per line, as memory_export writes them; policy and ' +
+        `dry_run in the query string; at most ${limits.importMaxBytes} bytes) and stores each line's memory ` +
+        'under its key, keeping its times (and its version when the key is new here). A live memory that ' +
+        'differs is kept (policy=skip, the default), replaced (overwrite) or replaced only by a line updated ' +
+        'later (if_newer); a line equal to it is unchanged and free, an expired one skipped. Priced per memory ' +
+        'written, as a store. All lines are imported or none: a bad line is a 400 naming it, a balance that ' +
+        'cannot pay for all a 402, the quota a 403; free. dry_run=true answers the counts and the price only.',
+      errors: ['insufficient_credits', 'daily_limit_reached', 'quota_exceeded', 'forbidden'],
+      input: schemas.ImportInput,
+      output: schemas.ImportOutput,
+      run: (core, agent, input, ctx) => core.transfer.importMemories(agent, input, ctx),
     }),
   ] as const;
 }

@@ -92,6 +92,22 @@ export class PostgresReader implements StoreReader {
     return rows.map(toMemory);
   }
 
+  async listMemoriesByKey(agentId: string, page: { after?: string; limit: number; liveAt: string }) {
+    const live = 'agent_id = $1 AND (expires_at IS NULL OR expires_at > $2)';
+    const { rows } =
+      page.after === undefined
+        ? await this.db.query(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE ${live} ORDER BY key LIMIT $3`, [
+            agentId,
+            page.liveAt,
+            page.limit,
+          ])
+        : await this.db.query(
+            `SELECT ${MEMORY_COLUMNS} FROM memories WHERE ${live} AND key > $4 ORDER BY key LIMIT $3`,
+            [agentId, page.liveAt, page.limit, page.after],
+          );
+    return rows.map(toMemory);
+  }
+
   async queryMemories(agentId: string, query: MemoryQuery) {
     const { page, count } = memoryQueryStatements(agentId, query);
     const { rows } = await this.db.query(page.text, page.values);
