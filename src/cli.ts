@@ -11,6 +11,7 @@ import { ConfigError, type ConfigFlags, loadConfig } from './config.js';
 import { AppError } from './core/errors.js';
 import { PLANS } from './core/model.js';
 import { SERVICE_VERSION } from './core/pricing.js';
+import { exportMemoriesCommand } from './export-command.js';
 import { ensureLocalAgent } from './local-agent.js';
 import { createLogger } from './logger.js';
 import { runOperatorOperation } from './operator.js';
@@ -134,6 +135,20 @@ accounts
     const config = loadConfig(process.env, flagsOf(command));
     const result = await runOperatorOperation(config, 'admin_plan', { email: opts.email, plan });
     process.stdout.write(`${JSON.stringify(result)}\n`);
+  });
+
+const memories = program.command('memories').description("Move an agent's memories.");
+memories
+  .command('export')
+  .description(
+    'Write the live memories of the account registered with an e-mail address to stdout as NDJSON (one ' +
+      'memory per line, in key order), as GET /api/ac/memory/export does; POST /api/ac/memory/import reads it back.',
+  )
+  .requiredOption('--email <email>', 'e-mail address of the account')
+  .action(async (opts: { email: string }, command: Command) => {
+    const config = loadConfig(process.env, flagsOf(command));
+    const count = await exportMemoriesCommand(config, opts.email, process.stdout);
+    process.stderr.write(`agent-context: exported ${count} memories\n`);
   });
 
 program.addCommand(

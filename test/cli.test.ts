@@ -174,6 +174,49 @@ describe('agent-context CLI', () => {
     }
   });
 
+  it("memories export writes an agent's memories as NDJSON, the same as REST; a running server is named", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'ac-cli-export-'));
+    try {
+      const { child, url, exited } = await spawnServe({ DATA_DIR: dir });
+      const reg = await request(url, 'POST', '/api/ac/register', { body: { email: 'export@example.com' } });
+      const key = reg.body.agent_key as string;
+      for (const [memory_key, memory_value] of [
+        ['b', 'second'],
+        ['a', 'first\u0000 with NUL and 🙂'],
+      ]) {
+        const res = await request(url, 'POST', '/api/ac/memory', {
+          key,
+          body: { agent_key: key, memory_key, memory_value },
+        });
+        expect(res.status).toBe(200);
+      }
+      const rest = await (
+        await fetch(`${url}/api/ac/memory/export`, { headers: { 'X-API-Key': key } })
+      ).text();
+      const held = await run(['memories', 'export', '--email', 'export@example.com'], { DATA_DIR: dir });
+      expect(held.code).toBe(1);
+      expect(held.stderr).toContain(`${url}/api/ac/memory/export`);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+
+      const out = await run(['memories', 'export', '--email', 'Export@Example.com'], { DATA_DIR: dir });
+      expect(out.code, out.stderr).toBe(0);
+      expect(out.stdout).toBe(rest);
+      expect(
+        out.stdout
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l).memory_key),
+      ).toEqual(['a', 'b']);
+      expect(out.stderr).toContain('exported 2 memories');
+      const unknown = await run(['memories', 'export', '--email', 'nobody@example.com'], { DATA_DIR: dir });
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toContain('No account is registered');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('prints help', async () => {
     const res = await run(['--help'], {});
     expect(res.code).toBe(0);

@@ -11,7 +11,7 @@ import type { Limits } from './limits.js';
 import { searchAnswer, toMemoryQuery } from './memory-search.js';
 import { toMemoryView, toVersionView } from './memory-views.js';
 import { createMemoryWrites, live } from './memory-writes.js';
-import { isLive, MAX_TTL_SECONDS, type Memory, type MemoryType, type MemoryVersion } from './model.js';
+import { MAX_TTL_SECONDS, type Memory, type MemoryType } from './model.js';
 import type { Input, Output } from './schemas.js';
 import type { StorePort, StoreTx } from './store-port.js';
 

@@ -142,11 +142,6 @@ interface Case {
 }
 
 const apolloKeys = corpus.map((e) => e.key).filter((key) => key.startsWith('project.apollo.'));
-const entryOf = (key: string) => {
-  const entry = corpus.find((e) => e.key === key);
-  if (!entry) throw new Error(`no corpus entry ${key}`);
-  return entry;
-};
 
 const cases: Case[] = [
   // Exact keys: the key that is the query first, whatever the text rank says; keys holding it next.
@@ -154,7 +149,7 @@ const cases: Case[] = [
     name: 'an exact key is the top hit, a key holding it (the superseded draft) the second',
     query: { text: 'project.apollo.deploy-checklist' },
     first: ['project.apollo.deploy-checklist', 'project.apollo.deploy-checklist-draft'],
-    excludes: ['project.hermes.deploy-checklist'],
+    notWithin: { n: 2, keys: ['project.hermes.deploy-checklist'] },
   },
   {
     name: 'the same exact key in other case (ASCII case is ignored)',
@@ -193,16 +188,18 @@ const cases: Case[] = [
 
   // Identifiers.
   {
-    name: 'an incident id finds the incident first, then the postmortem whose key holds the id',
+    name: 'an incident id finds the incident and the postmortem whose key holds the id first',
     query: { text: 'INC-4521' },
-    first: ['incident/INC-4521', 'meeting/2026-02-19-inc-4521-postmortem'],
+    // Both keys hold the id (the key tier) and both values name it once: ts_rank scores them equal (no
+    // length normalisation) and the newer postmortem comes first; BM25+ puts the incident first.
+    within: { n: 2, keys: ['incident/INC-4521', 'meeting/2026-02-19-inc-4521-postmortem'] },
     includes: ['ticket/APO-1190', 'contact/dev-patel', 'tech.error-budget', 'note/conversation-dev-burnout'],
     notWithin: { n: 5, keys: ['incident/INC-4512'] },
   },
   {
     name: 'an incident id in lower case',
     query: { text: 'inc-4521' },
-    first: ['incident/INC-4521', 'meeting/2026-02-19-inc-4521-postmortem'],
+    within: { n: 2, keys: ['incident/INC-4521', 'meeting/2026-02-19-inc-4521-postmortem'] }, // as above
   },
   {
     name: 'a transposed incident id finds the other incident, not INC-4521',
@@ -213,8 +210,10 @@ const cases: Case[] = [
   {
     name: 'the number of an incident id alone finds the incident and every memory citing it',
     query: { text: '4521' },
-    first: ['incident/INC-4521', 'meeting/2026-02-19-inc-4521-postmortem'],
-    // These memories write the id as "INC-4521" in their value: "4521" is a word of it.
+    within: { n: 2, keys: ['incident/INC-4521', 'meeting/2026-02-19-inc-4521-postmortem'] }, // as above
+    // The other four write the id as "INC-4521" in their value, of which "4521" is a word (runs of letters
+    // and digits). Fails on PostgreSQL: its parser reads "INC-4521" as "inc" and the signed integer "-4521",
+    // so it finds only the two keys holding "4521" (the key tier).
     exactly: [
       'incident/INC-4521',
       'meeting/2026-02-19-inc-4521-postmortem',
@@ -240,6 +239,8 @@ const cases: Case[] = [
   {
     name: 'stemming: "deployed" finds memories about deploys, the Apollo deploy checklist near the top',
     query: { text: 'deployed' },
+    // No key holds "deployed": text rank only. Several short memories are about deploys; ts_rank puts the
+    // checklist (which says "deploy" most often) first, BM25+ (length normalisation) fifth.
     within: { n: 5, keys: ['project.apollo.deploy-checklist'] },
     includes: [
       'project.hermes.deploy-checklist',
@@ -252,14 +253,14 @@ const cases: Case[] = [
   {
     name: 'stemming: "allergies" finds "allergy", not "allergic"',
     query: { text: 'allergies' },
-    first: ['pref.food.allergies'],
+    first: ['pref.food.allergies'], // its key holds the query (the key tier)
     exactly: ['pref.food.allergies', 'health.medication', 'travel/2026-08-japan', 'travel/packing-list'],
     excludes: ['contact/sam'], // "allergic to cats": another stem
   },
   {
     name: 'stemming: "migrating" finds "migration" and "migrations"',
     query: { text: 'migrating' },
-    within: { n: 3, keys: ['workflow.database-migration'] },
+    first: ['workflow.database-migration'],
     includes: ['project.apollo.deploy-checklist', 'project.apollo.rollback', 'fact.postgres-version'],
   },
 
@@ -280,32 +281,39 @@ const cases: Case[] = [
     name: 'several words held by two memories: both at the top',
     query: { text: 'kafka consumer lag' },
     // The incident and the Hermes deploy checklist both hold all three words: their order is the stores'.
-    within: { n: 2, keys: ['incident/INC-4498', 'project.hermes.deploy-checklist'] },
+    // Top 3, not 2, for the JSON store: it ranks learning.kafka-notes first, which lacks "lag" but holds
+    // "kafka" in its key (boost 2.5, and a rare word among keys: BM25+ scores each field on its own and
+    // has no bonus for holding every word of the query). ts_rank puts it third.
+    within: { n: 3, keys: ['incident/INC-4498', 'project.hermes.deploy-checklist'] },
     includes: ['learning.kafka-notes'],
   },
   {
     name: 'several words: a recipe by its ingredients',
     query: { text: 'yellow lentils turmeric' },
     first: ['recipe/dal-tadka'],
-    exactly: ['recipe/dal-tadka'],
+    exactly: ['recipe/dal-tadka', 'home.recycling'], // "yellow bin for plastic"
   },
   {
     name: 'a question in natural language: its stop words are dropped',
     query: { text: 'When is the Apollo GA deadline?' },
-    within: { n: 3, keys: ['project.apollo.deadline'] },
+    first: ['project.apollo.deadline'],
   },
   {
     name: 'a rollback runbook by two words of its key and value',
     query: { text: 'rollback apollo' },
-    within: { n: 2, keys: ['project.apollo.rollback'] },
+    first: ['project.apollo.rollback'],
     includes: ['project.hermes.rollback', 'incident/INC-4521'],
   },
   {
     name: 'a person by first and last name',
     query: { text: 'Maria Lopez' },
-    // The contact, the Apollo team and the Hermes team each name her once: ts_rank gives them equal
-    // scores (no length normalisation), BM25+ prefers the shorter memories; so only the set of three.
-    within: { n: 3, keys: ['contact/maria-lopez', 'project.apollo.people', 'project.hermes.people'] },
+    // The contact's key holds both names. PostgreSQL indexes "contact/maria-lopez" as one word (a file
+    // path to its parser), so there the contact, the Apollo team and the Hermes team, which name her once
+    // each, score equal and the contact is first only as the most recently updated of them.
+    first: ['contact/maria-lopez'],
+    // Top 4, not 3, for the JSON store: it ranks contact/maria-santos ("maria" only, but in its key)
+    // third, above project.apollo.people (both names in a long value). ts_rank puts it sixth.
+    within: { n: 4, keys: ['project.apollo.people', 'project.hermes.people'] },
     includes: ['contact/maria-santos'], // "maria" alone
   },
   {
@@ -316,16 +324,22 @@ const cases: Case[] = [
   {
     name: 'a word with a non-ASCII letter, in upper case',
     query: { text: 'ZÜRICH' },
+    // Fails on PostgreSQL: to_tsvector and plainto_tsquery lowercase by the database's LC_CTYPE, which is C
+    // in the test cluster, so "ZÜRICH" becomes "zÜrich" and matches nothing.
     exactly: ['travel/2026-06-zurich', 'project.orion.people', 'contact/jonas-muller'],
   },
   {
     name: 'the words of a dotted key that its value does not repeat',
     query: { text: 'editor theme' },
+    // Fails on PostgreSQL: its parser reads "pref.editor.theme" as one host name, so the key's words are
+    // not in the search column, and the value ("Solarized Dark in VS Code…") holds neither word.
     first: ['pref.editor.theme'],
   },
   {
     name: 'a word inside a URL',
     query: { text: 'grafana' },
+    // Fails on PostgreSQL: project.apollo.dashboards names Grafana only in https://grafana.acme.io/d/…,
+    // which its parser reads as a URL, a host and a path, none of them the word "grafana".
     exactly: ['project.apollo.dashboards', 'tech.monitoring'],
   },
 
@@ -468,15 +482,6 @@ for (const adapter of adapters) {
       it(`${c.name}: ${JSON.stringify(c.query)}`, async () => {
         const page = await search({ ...c.query, limit: LIMIT });
         const keys = keysOf(page);
-        if (process.env.SEARCH_QUALITY_DUMP) {
-          console.log(
-            `${adapter.name} ${JSON.stringify(c.query)} total=${page.total}\n` +
-              page.hits
-                .slice(0, 12)
-                .map((h, i) => `  ${i + 1}. ${h.memory.key} ${h.score?.toPrecision(10)} ${h.position}`)
-                .join('\n'),
-          );
-        }
 
         // Common to every query: one page holds everything, only this agent's memories, each once, the
         // key tiers in order, and every hit meets the conditions.
@@ -529,12 +534,11 @@ for (const adapter of adapters) {
       expect(seen).toEqual(keysOf(whole));
     });
 
-    it('finds a corpus entry by its every key, exactly, as the top hit', async () => {
+    it('finds every memory of the corpus first by its key, in upper case', async () => {
       for (const entry of corpus) {
         const page = await search({ text: entry.key.toUpperCase(), limit: 1 });
         expect(keysOf(page), entry.key).toEqual([entry.key]);
       }
-      expect(entryOf('pref.timezone').type).toBe('preference');
     });
   });
 }
