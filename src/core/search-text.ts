@@ -1,7 +1,10 @@
 /**
  * The text rules of ranked memory search, shared by every store and by the answer's snippets: words are runs
  * of letters and digits, lowercased; English stop words are dropped and the rest stemmed (Porter2, the
- * Snowball English stemmer PostgreSQL's 'english' configuration uses), so "launched" finds "launch".
+ * Snowball English stemmer), so "launched" finds "launch". Both stores index these terms, computed here:
+ * the JSON store's MiniSearch through its tokenizer, PostgreSQL as text its 'simple' configuration keeps
+ * as it is, so that PostgreSQL's own parser (which keeps host names, paths and "INC-4521" whole) never
+ * decides what a word is.
  */
 import { stem } from 'porter2';
 import type { JsonObject } from './model.js';
@@ -30,6 +33,19 @@ export function words(text: string): string[] {
 export function termOf(word: string): string | null {
   if (STOP_WORDS.has(word)) return null;
   return ASCII_LETTERS.test(word) ? stem(word) : word;
+}
+
+/**
+ * The terms of a text, in order and repeated as they occur, joined by spaces: what a store indexes. Every
+ * term is a run of letters and digits, so a database's own parser reads each back as one word.
+ */
+export function termText(text: string): string {
+  const out: string[] = [];
+  for (const word of words(text)) {
+    const term = termOf(word);
+    if (term !== null) out.push(term);
+  }
+  return out.join(' ');
 }
 
 /** The distinct terms of a query, in order. */

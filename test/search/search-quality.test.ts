@@ -212,8 +212,8 @@ const cases: Case[] = [
     query: { text: '4521' },
     within: { n: 2, keys: ['incident/INC-4521', 'meeting/2026-02-19-inc-4521-postmortem'] }, // as above
     // The other four write the id as "INC-4521" in their value, of which "4521" is a word (runs of letters
-    // and digits). Fails on PostgreSQL: its parser reads "INC-4521" as "inc" and the signed integer "-4521",
-    // so it finds only the two keys holding "4521" (the key tier).
+    // and digits). PostgreSQL's own parser would read "INC-4521" as "inc" and the signed integer "-4521"
+    // and find only the two keys holding "4521": both stores index the terms of search-text.ts instead.
     exactly: [
       'incident/INC-4521',
       'meeting/2026-02-19-inc-4521-postmortem',
@@ -283,7 +283,7 @@ const cases: Case[] = [
     // The incident and the Hermes deploy checklist both hold all three words: their order is the stores'.
     // Top 3, not 2, for the JSON store: it ranks learning.kafka-notes first, which lacks "lag" but holds
     // "kafka" in its key (boost 2.5, and a rare word among keys: BM25+ scores each field on its own and
-    // has no bonus for holding every word of the query). ts_rank puts it third.
+    // has no bonus for holding every word of the query).
     within: { n: 3, keys: ['incident/INC-4498', 'project.hermes.deploy-checklist'] },
     includes: ['learning.kafka-notes'],
   },
@@ -307,12 +307,10 @@ const cases: Case[] = [
   {
     name: 'a person by first and last name',
     query: { text: 'Maria Lopez' },
-    // The contact's key holds both names. PostgreSQL indexes "contact/maria-lopez" as one word (a file
-    // path to its parser), so there the contact, the Apollo team and the Hermes team, which name her once
-    // each, score equal and the contact is first only as the most recently updated of them.
+    // The contact's key holds both names, weighted most on both stores.
     first: ['contact/maria-lopez'],
     // Top 4, not 3, for the JSON store: it ranks contact/maria-santos ("maria" only, but in its key)
-    // third, above project.apollo.people (both names in a long value). ts_rank puts it sixth.
+    // third, above project.apollo.people (both names in a long value).
     within: { n: 4, keys: ['project.apollo.people', 'project.hermes.people'] },
     includes: ['contact/maria-santos'], // "maria" alone
   },
@@ -324,22 +322,22 @@ const cases: Case[] = [
   {
     name: 'a word with a non-ASCII letter, in upper case',
     query: { text: 'ZÜRICH' },
-    // Fails on PostgreSQL: to_tsvector and plainto_tsquery lowercase by the database's LC_CTYPE, which is C
-    // in the test cluster, so "ZÜRICH" becomes "zÜrich" and matches nothing.
+    // The service lowercases the terms: PostgreSQL's to_tsvector would lowercase by the database's
+    // LC_CTYPE (C in the test cluster), making "ZÜRICH" "zÜrich", which matches nothing.
     exactly: ['travel/2026-06-zurich', 'project.orion.people', 'contact/jonas-muller'],
   },
   {
     name: 'the words of a dotted key that its value does not repeat',
     query: { text: 'editor theme' },
-    // Fails on PostgreSQL: its parser reads "pref.editor.theme" as one host name, so the key's words are
-    // not in the search column, and the value ("Solarized Dark in VS Code…") holds neither word.
+    // PostgreSQL's parser would read "pref.editor.theme" as one host name; the value ("Solarized Dark in VS
+    // Code…") holds neither word.
     first: ['pref.editor.theme'],
   },
   {
     name: 'a word inside a URL',
     query: { text: 'grafana' },
-    // Fails on PostgreSQL: project.apollo.dashboards names Grafana only in https://grafana.acme.io/d/…,
-    // which its parser reads as a URL, a host and a path, none of them the word "grafana".
+    // project.apollo.dashboards names Grafana only in https://grafana.acme.io/d/…, which PostgreSQL's parser
+    // would read as a URL, a host and a path, none of them the word "grafana".
     exactly: ['project.apollo.dashboards', 'tech.monitoring'],
   },
 

@@ -4,7 +4,8 @@
  * and the total. One statement text per combination of conditions, each prepared once.
  */
 import { AppError } from '../../core/errors.js';
-import { asciiLower } from '../../core/search-text.js';
+import type { Memory } from '../../core/model.js';
+import { asciiLower, metadataText, queryTerms, termText } from '../../core/search-text.js';
 import type { MemoryQuery } from '../../core/store-port.js';
 import { MEMORY_COLUMNS } from './postgres-rows.js';
 
@@ -25,17 +26,32 @@ export function jsonWithoutNul(json: string): string {
 }
 
 /**
- * The OR of the query's words as PostgreSQL parses and stems them: plainto_tsquery joins them with AND
- * (&), and a lexeme never holds &, so swapping the operator makes it OR, as BM25 over the JSON store ranks.
+ * The search column of a memory from the terms (search-text.ts) of its key, value and metadata values, as
+ * SQL over three parameters: weighted A, B and C, read by the 'simple' configuration, which keeps each term
+ * as it is (they are runs of letters and digits, already lowercased and stemmed).
  */
-const OR_QUERY = "(SELECT replace(plainto_tsquery('english', $3)::text, '&', '|')::tsquery AS q) AS t";
+export const SEARCH_VECTOR = (key: string, value: string, metadata: string) =>
+  `setweight(to_tsvector('simple', ${key}), 'A') || setweight(to_tsvector('simple', ${value}), 'B') || ` +
+  `setweight(to_tsvector('simple', ${metadata}), 'C')`;
+
+/** The three term texts SEARCH_VECTOR reads, for `memory`. */
+export function searchTermsOf(memory: Pick<Memory, 'key' | 'value' | 'metadata'>): [string, string, string] {
+  return [termText(memory.key), termText(memory.value), termText(metadataText(memory.metadata))];
+}
+
+/**
+ * The OR of the query's terms: plainto_tsquery joins them with AND (&), and a term never holds &, so
+ * swapping the operator makes it OR, as BM25 over the JSON store ranks.
+ */
+const OR_QUERY = "(SELECT replace(plainto_tsquery('simple', $3)::text, '&', '|')::tsquery AS q) AS t";
 
 function conditions(agentId: string, query: MemoryQuery): { where: string; values: unknown[] } {
   const values: unknown[] = [agentId, query.liveAt];
   const where = ['agent_id = $1', '(expires_at IS NULL OR expires_at > $2)'];
   if (query.text !== undefined) {
-    // $3 the text, $4 its ASCII-lowercased form for the key tiers (lower() of a "C" key lowers ASCII only).
-    values.push(query.text, asciiLower(query.text.trim()));
+    // $3 the query's terms, $4 its ASCII-lowercased text for the key tiers (lower() of a "C" key lowers
+    // ASCII only).
+    values.push(queryTerms(query.text).join(' '), asciiLower(query.text.trim()));
     where.push('(search @@ t.q OR strpos(lower(key), $4) > 0)');
   }
   const param = (value: unknown) => {

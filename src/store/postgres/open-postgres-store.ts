@@ -20,6 +20,7 @@ import {
   type SweeperOptions,
 } from './postgres-sweeper.js';
 import { PostgresWindowCounters } from './postgres-window-counters.js';
+import { backfillSearch } from './search-backfill.js';
 
 export async function openPostgresStore(
   database: Readonly<DatabaseConfig>,
@@ -46,6 +47,7 @@ export async function openPostgresStore(
   try {
     await client.connect();
     await migrate(client);
+    await backfillSearch(client);
   } catch (err) {
     if (err instanceof MigrationError) throw new StoreOpenError(`${where}: ${err.message}`);
     throw new StoreOpenError(

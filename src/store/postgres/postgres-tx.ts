@@ -5,9 +5,8 @@
  */
 import { AppError } from '../../core/errors.js';
 import type { Account, IdempotencyRecord, LedgerEntry, Memory, MemoryVersion } from '../../core/model.js';
-import { metadataText } from '../../core/search-text.js';
 import type { MemoryFilter, MemoryHit, MemoryQuery, StoreReader, StoreTx } from '../../core/store-port.js';
-import { jsonWithoutNul, memoryQueryStatements } from './memory-query-sql.js';
+import { jsonWithoutNul, memoryQueryStatements, SEARCH_VECTOR, searchTermsOf } from './memory-query-sql.js';
 import {
   ACCOUNT_COLUMNS,
   HISTORY_COLUMNS,
@@ -229,13 +228,12 @@ export class PostgresTx extends PostgresReader implements StoreTx {
   }
 
   async putMemory(memory: Memory) {
-    // The search column from the key ($2), the value ($11) and the metadata's values ($12), sent without NUL
-    // (text refuses it; search sees a space there); metadata_index is the metadata as jsonb, NUL as U+FFFD.
+    // The search column from the terms of the key ($11), the value ($12) and the metadata's values ($13);
+    // metadata_index is the metadata as jsonb, NUL as U+FFFD.
     const metadata = JSON.stringify(memory.metadata);
     await this.db.query(
       `INSERT INTO memories (${MEMORY_COLUMNS}, search, metadata_index) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, ` +
-        "setweight(to_tsvector('english', $2), 'A') || setweight(to_tsvector('english', $11), 'B') || " +
-        "setweight(to_tsvector('english', $12), 'C'), $13::jsonb) " +
+        `${SEARCH_VECTOR('$11', '$12', '$13')}, $14::jsonb) ` +
         'ON CONFLICT (agent_id, key) DO UPDATE SET value = EXCLUDED.value, type = EXCLUDED.type, ' +
         'metadata = EXCLUDED.metadata, created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at, ' +
         'version = EXCLUDED.version, expires_at = EXCLUDED.expires_at, ttl_seconds = EXCLUDED.ttl_seconds, ' +
@@ -251,8 +249,7 @@ export class PostgresTx extends PostgresReader implements StoreTx {
         memory.version,
         memory.expiresAt ?? null,
         memory.ttlSeconds ?? null,
-        memory.value.replaceAll('\u0000', ' '),
-        metadataText(memory.metadata).replaceAll('\u0000', ' '),
+        ...searchTermsOf(memory),
         jsonWithoutNul(metadata),
       ],
     );

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { MemoryQuery } from '../../../src/core/store-port.js';
 import {
   checksumOf,
   loadMigrations,
@@ -15,6 +16,8 @@ import {
   MigrationError,
   migrate,
 } from '../../../src/store/postgres/migrate.js';
+import { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
+import { backfillSearch } from '../../../src/store/postgres/search-backfill.js';
 import { testDatabase } from '../../helpers/postgres.js';
 
 const clients: pg.Client[] = [];
@@ -83,6 +86,42 @@ describe('the migration files', () => {
     const { rows } = await client.query("SELECT version FROM memories WHERE key = 'old'");
     expect(rows).toEqual([{ version: 1 }]);
     await expect(client.query("UPDATE memories SET version = 0 WHERE key = 'old'")).rejects.toThrow(/check/);
+  });
+
+  it('0005 indexes the metadata of memories stored before it, and the start-up backfill their search terms', async () => {
+    const db = await testDatabase({ migrated: false, label: 'search' });
+    const client = await connect(db.url);
+    const before = (await loadMigrations()).filter((m) => m.version < 5);
+    await migrate(client, {
+      directory: await migrationsDir(Object.fromEntries(before.map((m) => [m.file, m.sql]))),
+    });
+    await client.query(
+      "INSERT INTO accounts (id, email, key_hash, plan, balance_cents, created_at) VALUES ('a', 'a@example.com', 'h', 'pay-as-you-go', 0, now())",
+    );
+    for (const [key, value, metadata] of [
+      ['pref.editor.theme', 'Dark themes, launched\u0000later', '{"project": "apollo", "nul": "a\\u0000b"}'],
+      ['other', 'nothing here', '{}'],
+    ]) {
+      await client.query(
+        "INSERT INTO memories (agent_id, key, value, type, metadata, created_at, updated_at) VALUES ('a', $1, convert_to($2, 'UTF8'), 'fact', $3, now(), now())",
+        [key, (value as string).replace('\u0000', ' '), metadata],
+      );
+    }
+    await migrate(client);
+    expect(await backfillSearch(client)).toBe(2);
+    expect(await backfillSearch(client)).toBe(0);
+    const store = new PostgresStore({ connectionString: db.url });
+    try {
+      const query = (q: Partial<MemoryQuery>) =>
+        store.read((r) => r.queryMemories('a', { liveAt: new Date().toISOString(), limit: 10, ...q }));
+      const keys = async (q: Partial<MemoryQuery>) => (await query(q)).hits.map((h) => h.memory.key);
+      expect(await keys({ text: 'editor launching' })).toEqual(['pref.editor.theme']);
+      expect(await keys({ text: 'apollo' })).toEqual(['pref.editor.theme']);
+      expect(await keys({ metadata: { project: 'apollo' } })).toEqual(['pref.editor.theme']);
+      expect(await keys({ metadata: { nul: 'a\u0000b' } })).toEqual(['pref.editor.theme']);
+    } finally {
+      await store.close();
+    }
   });
 
   it('a misnamed .sql file is an error, not skipped', async () => {
