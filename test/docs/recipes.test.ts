@@ -68,14 +68,17 @@ describe("the README's price table", () => {
     expect(cost.get('memory_history')?.cents).toBe(memory);
     expect(cost.get('memory_restore')?.cents).toBe(memory);
     expect(cost.get('memory_store_batch')).toMatchObject({ cents: memory, per: 'memory' });
+    expect(cost.get('memory_import')).toMatchObject({ cents: memory, per: 'memory' });
     const data = cost.get('data');
-    for (const free of ['register', 'account', 'account_transactions', 'memory_delete'])
+    for (const free of ['register', 'account', 'account_transactions', 'memory_delete', 'memory_export'])
       expect(cost.get(free)?.cents, free).toBe(0);
-    expect(readme).toContain('| ping, register, account, ledger, delete memory | 0 |');
+    expect(readme).toContain('| ping, register, account, ledger, delete memory, export memories | 0 |');
     expect(readme).toContain(
-      `| store, retrieve, list memories; memory history; restore a version | ${memory} |`,
+      `| store, retrieve; list or search memories (a page); memory history; restore a version | ${memory} |`,
     );
-    expect(readme).toContain(`| store memories in a batch | ${memory} per memory |`);
+    expect(readme).toContain(
+      `| store memories in a batch; import memories (each written) | ${memory} per memory |`,
+    );
     expect(readme).toContain(`| live data: fresh / from cache | ${data?.cents} / ${data?.cachedCents} |`);
     expect(readme).toContain(`| starter credit at registration | +${PRICES.starterCredit} |`);
   });

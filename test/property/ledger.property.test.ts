@@ -789,16 +789,19 @@ function expectedAlone(batch: Batch, req: Req): Expected {
     case 'memory_search': {
       const refused = refusal(1);
       if (refused) return refused;
-      const list = memories
-        .filter((m) => input.memory_type === undefined || m.type === input.memory_type)
-        .slice(0, (input.limit as number | undefined) ?? 50)
-        .map(toMemoryView);
+      const matching = memories.filter(
+        (m) => input.memory_type === undefined || m.type === input.memory_type,
+      );
+      const limit = (input.limit as number | undefined) ?? 50;
+      const list = matching.slice(0, limit).map(toMemoryView);
       return {
         check: (b) =>
           expect(b).toEqual({
             success: true,
             memories: list,
             count: list.length,
+            total: matching.length,
+            next_cursor: matching.length > limit ? expect.any(String) : null,
             cost_cents: 1,
             credit_balance_cents: after(1),
           }),
@@ -1440,6 +1443,7 @@ function checkMemories(batch: Batch): void {
       const limit = (d.req.input.limit as number | undefined) ?? 50;
       expect(listed.length, describeDone(d)).toBeLessThanOrEqual(limit);
       expect(d.out.body.count).toBe(listed.length);
+      expect(d.out.body.total).toBeGreaterThanOrEqual(listed.length);
       for (const m of listed) {
         if (d.req.input.memory_type !== undefined) expect(m.memory_type).toBe(d.req.input.memory_type);
         const candidates = [before.get(m.memory_key), ...(stored.get(m.memory_key) ?? [])];

@@ -8,12 +8,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MEMORY_TYPES } from '../../src/core/model.js';
+import { NO_CONTROL_CHARS } from '../../src/core/operations/fields.js';
 import { coreHarness } from '../helpers/core-harness.js';
 
 const text = fc.string({ unit: 'grapheme', maxLength: 30 });
 const memoryKey = fc
   .string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 12 })
-  .filter((k) => !/[\u0000-\u001f\u007f]/.test(k));
+  .filter((k) => NO_CONTROL_CHARS.test(k));
 const json: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
   value: fc.oneof(
     { depthSize: 'small' },

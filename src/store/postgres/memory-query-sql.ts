@@ -14,15 +14,12 @@ export interface Statement {
   values: unknown[];
 }
 
-/** A \u0000 escape in JSON text: a backslash that no backslash escapes, then u0000. */
-const NUL_ESCAPE = /(?<!\\)((?:\\\\)*)\\u0000/g;
-
 /**
- * JSON text as the search copy of metadata holds it (jsonb refuses NUL): U+0000 in strings and keys as
- * U+FFFD.
+ * JSON text as metadata_index reads it (migration 0005): its \u0000 escapes as \ufffd, since jsonb refuses
+ * NUL. The same plain replacement on both sides keeps equal values equal.
  */
 export function jsonWithoutNul(json: string): string {
-  return json.replace(NUL_ESCAPE, '$1\\ufffd');
+  return json.replaceAll('\\u0000', '\\ufffd');
 }
 
 /**

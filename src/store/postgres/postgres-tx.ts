@@ -6,7 +6,7 @@
 import { AppError } from '../../core/errors.js';
 import type { Account, IdempotencyRecord, LedgerEntry, Memory, MemoryVersion } from '../../core/model.js';
 import type { MemoryFilter, MemoryHit, MemoryQuery, StoreReader, StoreTx } from '../../core/store-port.js';
-import { jsonWithoutNul, memoryQueryStatements, SEARCH_VECTOR, searchTermsOf } from './memory-query-sql.js';
+import { memoryQueryStatements, SEARCH_VECTOR, searchTermsOf } from './memory-query-sql.js';
 import {
   ACCOUNT_COLUMNS,
   HISTORY_COLUMNS,
@@ -228,29 +228,26 @@ export class PostgresTx extends PostgresReader implements StoreTx {
   }
 
   async putMemory(memory: Memory) {
-    // The search column from the terms of the key ($11), the value ($12) and the metadata's values ($13);
-    // metadata_index is the metadata as jsonb, NUL as U+FFFD.
-    const metadata = JSON.stringify(memory.metadata);
+    // The search column from the terms of the key ($11), the value ($12) and the metadata's values ($13).
     await this.db.query(
-      `INSERT INTO memories (${MEMORY_COLUMNS}, search, metadata_index) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, ` +
-        `${SEARCH_VECTOR('$11', '$12', '$13')}, $14::jsonb) ` +
+      `INSERT INTO memories (${MEMORY_COLUMNS}, search) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, ` +
+        `${SEARCH_VECTOR('$11', '$12', '$13')}) ` +
         'ON CONFLICT (agent_id, key) DO UPDATE SET value = EXCLUDED.value, type = EXCLUDED.type, ' +
         'metadata = EXCLUDED.metadata, created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at, ' +
         'version = EXCLUDED.version, expires_at = EXCLUDED.expires_at, ttl_seconds = EXCLUDED.ttl_seconds, ' +
-        "search = EXCLUDED.search, metadata_index = EXCLUDED.metadata_index, update_seq = nextval('memories_update_seq')",
+        "search = EXCLUDED.search, update_seq = nextval('memories_update_seq')",
       [
         memory.agentId,
         memory.key,
         Buffer.from(memory.value, 'utf8'),
         memory.type,
-        metadata,
+        JSON.stringify(memory.metadata),
         memory.createdAt,
         memory.updatedAt,
         memory.version,
         memory.expiresAt ?? null,
         memory.ttlSeconds ?? null,
         ...searchTermsOf(memory),
-        jsonWithoutNul(metadata),
       ],
     );
   }

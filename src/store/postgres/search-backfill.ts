@@ -24,7 +24,8 @@ export async function backfillSearch(db: Queryable): Promise<number> {
         value: (row.value as Buffer).toString('utf8'),
         metadata: row.metadata,
       });
-      [row.agent_id, row.key, ...terms].forEach((value, i) => columns[i]?.push(String(value)));
+      const values = [String(row.agent_id), String(row.key), ...terms];
+      for (let i = 0; i < values.length; i++) columns[i]?.push(values[i] as string);
     }
     await db.query(
       `UPDATE memories AS m SET search = ${SEARCH_VECTOR('u.k', 'u.v', 'u.c')} ` +
