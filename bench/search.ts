@@ -141,7 +141,7 @@ async function main() {
     dataDir,
     upstreamUrl: upstream.url,
     logFile: path.join(dir, 'server.log'),
-    logLevel: 'warn',
+    logLevel: 'info',
   });
   const url = (await server.ready).match[1] as string;
   process.stderr.write(`${words.length} vocabulary words; 2 agents of ${PER_AGENT} memories; ${url}\n`);

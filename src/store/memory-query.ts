@@ -5,7 +5,6 @@
  */
 import { AppError } from '../core/errors.js';
 import { isLive, type Memory } from '../core/model.js';
-import { keyTier } from '../core/search-text.js';
 import type { MemoryHit, MemoryPage, MemoryQuery, MetadataScalar } from '../core/store-port.js';
 import type { MemorySearchIndex } from './memory-search-index.js';
 
@@ -56,37 +55,61 @@ function startAfter(newestFirst: readonly Memory[], position: string): number {
   return older < 0 ? newestFirst.length : older;
 }
 
-/**
- * One page of `query` over an agent's memories given oldest first (in update order). `index` gives the
- * agent's search index, asked for only when the query has text.
- */
-export function runMemoryQuery(
-  oldestFirst: Iterable<Memory>,
-  query: MemoryQuery,
-  index: () => MemorySearchIndex,
-): MemoryPage {
+/** One page of an unranked `query` over an agent's memories given oldest first (in update order). */
+export function listPage(oldestFirst: Iterable<Memory>, query: MemoryQuery): MemoryPage {
   const newestFirst = [...oldestFirst].reverse();
-  if (query.text === undefined) {
-    const matched = newestFirst.filter((memory) => meetsConditions(memory, query));
-    const start = query.after === undefined ? 0 : startAfter(matched, query.after);
-    const hits = matched
-      .slice(start, start + query.limit)
-      .map((memory): MemoryHit => ({ memory, position: positionOf(memory) }));
-    return { hits, total: matched.length };
-  }
-  const text = query.text;
-  const scores = index().search(text);
-  const ranked: { memory: Memory; tier: number; score: number; recency: number }[] = [];
-  newestFirst.forEach((memory, recency) => {
-    const tier = keyTier(memory.key, text);
-    const score = scores.get(memory.key);
-    if ((score === undefined && tier === 0) || !meetsConditions(memory, query)) return;
-    ranked.push({ memory, tier, score: score ?? 0, recency });
-  });
-  ranked.sort((a, b) => b.tier - a.tier || b.score - a.score || a.recency - b.recency);
+  const matched = newestFirst.filter((memory) => meetsConditions(memory, query));
+  const start = query.after === undefined ? 0 : startAfter(matched, query.after);
+  const hits = matched
+    .slice(start, start + query.limit)
+    .map((memory): MemoryHit => ({ memory, position: positionOf(memory) }));
+  return { hits, total: matched.length };
+}
+
+/**
+ * One page of a ranked `query` (it has text) over an agent's memories, found by `index` and read by key
+ * with `memoryOf`: key tier, then score, then the most recently updated (ties of one millisecond by key).
+ */
+export function rankedPage(
+  query: MemoryQuery & { text: string },
+  index: MemorySearchIndex,
+  memoryOf: (key: string) => Memory | undefined,
+): MemoryPage {
+  const scores = index.search(query.text);
+  const tiers = index.keyTiers(query.text);
+  const ranked: { memory: Memory; tier: number; score: number }[] = [];
+  const consider = (key: string) => {
+    const memory = memoryOf(key);
+    if (!memory || !meetsConditions(memory, query)) return;
+    ranked.push({ memory, tier: tiers.get(key) ?? 0, score: scores.get(key) ?? 0 });
+  };
+  for (const key of scores.keys()) consider(key);
+  for (const key of tiers.keys()) if (!scores.has(key)) consider(key);
+  ranked.sort(
+    (a, b) =>
+      b.tier - a.tier ||
+      b.score - a.score ||
+      (a.memory.updatedAt < b.memory.updatedAt ? 1 : a.memory.updatedAt > b.memory.updatedAt ? -1 : 0) ||
+      (a.memory.key < b.memory.key ? -1 : 1),
+  );
   const offset = query.offset ?? 0;
   const hits = ranked
     .slice(offset, offset + query.limit)
     .map(({ memory, score }): MemoryHit => ({ memory, score, position: positionOf(memory) }));
   return { hits, total: ranked.length };
+}
+
+/**
+ * One page of `query` over an agent's memories: given oldest first (in update order) for a listing; found
+ * through the agent's search index (`index`, asked for only then) for a ranked query.
+ */
+export function runMemoryQuery(
+  memories: Iterable<Memory>,
+  query: MemoryQuery,
+  index: () => MemorySearchIndex,
+  memoryOf: (key: string) => Memory | undefined,
+): MemoryPage {
+  return query.text === undefined
+    ? listPage(memories, query)
+    : rankedPage({ ...query, text: query.text }, index(), memoryOf);
 }

@@ -122,17 +122,19 @@ export class StoreState implements StoreReader {
           perAgent = new Map();
           this.memories.set(change.memory.agentId, perAgent);
         }
-        this.countExpiring(change.memory.agentId, perAgent.get(change.memory.key), change.memory);
+        const previous = perAgent.get(change.memory.key);
+        this.countExpiring(change.memory.agentId, previous, change.memory);
         perAgent.delete(change.memory.key); // re-insert, so that Map order stays update order
         perAgent.set(change.memory.key, change.memory);
-        this.searchIndexes.get(change.memory.agentId)?.put(change.memory);
+        this.searchIndexes.get(change.memory.agentId)?.put(change.memory, previous);
         return;
       }
       case 'memory.delete': {
         const perAgent = this.memories.get(change.agentId);
-        this.countExpiring(change.agentId, perAgent?.get(change.key), undefined);
+        const previous = perAgent?.get(change.key);
+        this.countExpiring(change.agentId, previous, undefined);
         perAgent?.delete(change.key);
-        this.searchIndexes.get(change.agentId)?.remove(change.key);
+        if (previous) this.searchIndexes.get(change.agentId)?.remove(previous);
         return;
       }
       case 'history.put': {
@@ -188,7 +190,13 @@ export class StoreState implements StoreReader {
   }
 
   async queryMemories(agentId: string, query: MemoryQuery) {
-    return runMemoryQuery(this.memoriesInUpdateOrder(agentId), query, () => this.searchIndexOf(agentId));
+    const perAgent = this.memories.get(agentId);
+    return runMemoryQuery(
+      perAgent?.values() ?? [],
+      query,
+      () => this.searchIndexOf(agentId),
+      (key) => perAgent?.get(key),
+    );
   }
 
   private searchIndexOf(agentId: string): MemorySearchIndex {
