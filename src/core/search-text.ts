@@ -2,7 +2,7 @@
  * The text rules of ranked memory search, shared by every store and by the answer's snippets: words are runs
  * of letters and digits, lowercased; English stop words are dropped and the rest stemmed (Porter2, the
  * Snowball English stemmer), so "launched" finds "launch". Both stores index these terms, computed here:
- * the JSON store's MiniSearch through its tokenizer, PostgreSQL as text its 'simple' configuration keeps
+ * the JSON store's index (memory-search-index.ts) directly, PostgreSQL as text its 'simple' configuration keeps
  * as it is, so that PostgreSQL's own parser (which keeps host names, paths and "INC-4521" whole) never
  * decides what a word is.
  */

@@ -77,7 +77,7 @@ export function rankedPage(
 ): MemoryPage {
   const scores = index.search(query.text);
   const tiers = index.keyTiers(query.text);
-  const ranked: { memory: Memory; tier: number; score: number }[] = [];
+  const ranked: Ranked[] = [];
   const consider = (key: string) => {
     const memory = memoryOf(key);
     if (!memory || !meetsConditions(memory, query)) return;
@@ -85,18 +85,49 @@ export function rankedPage(
   };
   for (const key of scores.keys()) consider(key);
   for (const key of tiers.keys()) if (!scores.has(key)) consider(key);
-  ranked.sort(
-    (a, b) =>
-      b.tier - a.tier ||
-      b.score - a.score ||
-      (a.memory.updatedAt < b.memory.updatedAt ? 1 : a.memory.updatedAt > b.memory.updatedAt ? -1 : 0) ||
-      (a.memory.key < b.memory.key ? -1 : 1),
-  );
   const offset = query.offset ?? 0;
-  const hits = ranked
-    .slice(offset, offset + query.limit)
+  const hits = firstRanked(ranked, offset + query.limit)
+    .slice(offset)
     .map(({ memory, score }): MemoryHit => ({ memory, score, position: positionOf(memory) }));
   return { hits, total: ranked.length };
+}
+
+interface Ranked {
+  memory: Memory;
+  tier: number;
+  score: number;
+}
+
+/** Best first: key tier, score, the most recently updated, then by key. */
+function byRank(a: Ranked, b: Ranked): number {
+  return (
+    b.tier - a.tier ||
+    b.score - a.score ||
+    (a.memory.updatedAt < b.memory.updatedAt ? 1 : a.memory.updatedAt > b.memory.updatedAt ? -1 : 0) ||
+    (a.memory.key < b.memory.key ? -1 : 1)
+  );
+}
+
+/**
+ * The first `k` of `items` by rank, in order: a selection kept sorted by insertion when `k` is small against
+ * the matches (a page of a common word's hundreds), else a full sort.
+ */
+function firstRanked(items: Ranked[], k: number): Ranked[] {
+  if (k > 256 || items.length <= 4 * k) return items.sort(byRank).slice(0, k);
+  const top: Ranked[] = [];
+  for (const item of items) {
+    if (top.length === k && byRank(item, top[k - 1] as Ranked) >= 0) continue;
+    let lo = 0;
+    let hi = top.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (byRank(top[mid] as Ranked, item) <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    top.splice(lo, 0, item);
+    if (top.length > k) top.pop();
+  }
+  return top;
 }
 
 /**
