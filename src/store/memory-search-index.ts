@@ -4,7 +4,7 @@
  * scored with BM25+ per field (k 1.2, b 0.7, d 0.5, the parameters of MiniSearch, which it replaces: its
  * per-query result objects cost more than the scoring itself), and each key in ASCII lower case for the key
  * tiers. The state keeps it in step with the agent's memories change by change: a replaced memory's terms
- * are removed by its old content, so nothing is left to vacuum.
+ * are removed as they were indexed, so nothing is left to vacuum.
  */
 import type { Memory } from '../core/model.js';
 import { asciiLower, metadataText, queryTerms, termOf, words } from '../core/search-text.js';
@@ -32,8 +32,8 @@ function fieldsOf(memory: Memory): [string[], string[], string[]] {
 export class MemorySearchIndex {
   /** term → field → key → how often the term occurs there. */
   private readonly postings = new Map<string, Map<string, number>[]>();
-  /** key → its fields' lengths in terms. */
-  private readonly lengths = new Map<string, number[]>();
+  /** key → the terms of its fields, as indexed (their lengths for BM25, and what to remove on a change). */
+  private readonly indexed = new Map<string, string[][]>();
   private readonly totalLength = [0, 0, 0];
   /** Each key in ASCII lower case, for the key tiers. */
   private readonly lowerKeys = new Map<string, string>();
@@ -42,30 +42,30 @@ export class MemorySearchIndex {
     for (const memory of memories) this.add(memory);
   }
 
-  /** Indexes `memory` in place of `previous`, the memory its key held (as it was indexed), if any. */
-  put(memory: Memory, previous: Memory | undefined): void {
-    if (previous) this.remove(previous);
+  /** Indexes `memory` in place of what its key held. */
+  put(memory: Memory): void {
+    this.remove(memory);
     this.add(memory);
   }
 
-  /** Removes `memory`, as it was indexed. */
+  /** Removes `memory`'s key and the terms it was indexed with. */
   remove(memory: Memory): void {
-    const lengths = this.lengths.get(memory.key);
-    if (!lengths) return;
-    fieldsOf(memory).forEach((terms, field) => {
-      for (const term of new Set(terms)) {
+    const fields = this.indexed.get(memory.key);
+    if (!fields) return;
+    fields.forEach((terms, field) => {
+      for (const term of terms) {
         const perField = this.postings.get(term);
-        perField?.[field]?.delete(memory.key);
-        if (perField?.every((docs) => docs.size === 0)) this.postings.delete(term);
+        if (!perField?.[field]?.delete(memory.key)) continue;
+        if (perField.every((docs) => docs.size === 0)) this.postings.delete(term);
       }
-      this.totalLength[field] = (this.totalLength[field] as number) - (lengths[field] as number);
+      this.totalLength[field] = (this.totalLength[field] as number) - terms.length;
     });
-    this.lengths.delete(memory.key);
+    this.indexed.delete(memory.key);
     this.lowerKeys.delete(memory.key);
   }
 
   private add(memory: Memory): void {
-    if (this.lengths.has(memory.key)) return;
+    if (this.indexed.has(memory.key)) return;
     const fields = fieldsOf(memory);
     fields.forEach((terms, field) => {
       for (const term of terms) {
@@ -79,10 +79,7 @@ export class MemorySearchIndex {
       }
       this.totalLength[field] = (this.totalLength[field] as number) + terms.length;
     });
-    this.lengths.set(
-      memory.key,
-      fields.map((terms) => terms.length),
-    );
+    this.indexed.set(memory.key, fields);
     this.lowerKeys.set(memory.key, asciiLower(memory.key));
   }
 
@@ -91,7 +88,7 @@ export class MemorySearchIndex {
    * field's weight, summed, then times the number of the query's terms the memory holds.
    */
   search(text: string): Map<string, number> {
-    const count = this.lengths.size;
+    const count = this.indexed.size;
     const hits = new Map<string, { score: number; terms: number; last: number }>();
     if (count === 0) return new Map();
     const average = this.totalLength.map((total) => total / count || 1);
@@ -106,7 +103,7 @@ export class MemorySearchIndex {
         const norm = (K * B) / (average[field] as number);
         const base = K * (1 - B);
         for (const [key, tf] of docs) {
-          const length = (this.lengths.get(key) as number[])[field] as number;
+          const length = ((this.indexed.get(key) as string[][])[field] as string[]).length;
           const score = weight * (D + (tf * (K + 1)) / (tf + base + norm * length));
           const hit = hits.get(key);
           if (!hit) hits.set(key, { score, terms: 1, last: t });

@@ -126,7 +126,7 @@ export class StoreState implements StoreReader {
         this.countExpiring(change.memory.agentId, previous, change.memory);
         perAgent.delete(change.memory.key); // re-insert, so that Map order stays update order
         perAgent.set(change.memory.key, change.memory);
-        this.searchIndexes.get(change.memory.agentId)?.put(change.memory, previous);
+        this.searchIndexes.get(change.memory.agentId)?.put(change.memory);
         return;
       }
       case 'memory.delete': {
