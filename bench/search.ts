@@ -8,7 +8,8 @@
  *   - memory_search with a query of 1-3 vocabulary words over agent A (its index built at the first one),
  *   - memory_store updating agent A's memories (its index kept in step with each).
  * Targets: ranked p99 <= 20 ms; store with the index >= 0.9 of the store without, within each round.
- * Settings: BENCH_ROUNDS (3), BENCH_SECONDS (6), BENCH_WARMUP_SECONDS (1), BENCH_CONNECTIONS (10).
+ * Settings: BENCH_ROUNDS (3), BENCH_SECONDS (6), BENCH_WARMUP_SECONDS (1), BENCH_CONNECTIONS (10);
+ * BENCH_SEARCH_PROFILE=<dir> runs the server under --cpu-prof and leaves its profile there.
  */
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -142,6 +143,10 @@ async function main() {
     upstreamUrl: upstream.url,
     logFile: path.join(dir, 'server.log'),
     logLevel: 'info',
+    // BENCH_SEARCH_PROFILE=<dir>: the server runs under --cpu-prof, its profile written there on exit.
+    ...(process.env.BENCH_SEARCH_PROFILE
+      ? { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_SEARCH_PROFILE] }
+      : {}),
   });
   const url = (await server.ready).match[1] as string;
   process.stderr.write(`${words.length} vocabulary words; 2 agents of ${PER_AGENT} memories; ${url}\n`);

@@ -67,67 +67,20 @@ export function listPage(oldestFirst: Iterable<Memory>, query: MemoryQuery): Mem
 }
 
 /**
- * One page of a ranked `query` (it has text) over an agent's memories, found by `index` and read by key
- * with `memoryOf`: key tier, then score, then the most recently updated (ties of one millisecond by key).
+ * One page of a ranked `query` (it has text) over an agent's memories, found and ranked by `index`: key
+ * tier, then score, then the most recently updated (ties of one millisecond by key).
  */
-export function rankedPage(
-  query: MemoryQuery & { text: string },
-  index: MemorySearchIndex,
-  memoryOf: (key: string) => Memory | undefined,
-): MemoryPage {
-  const scores = index.search(query.text);
-  const tiers = index.keyTiers(query.text);
-  const ranked: Ranked[] = [];
-  const consider = (key: string) => {
-    const memory = memoryOf(key);
-    if (!memory || !meetsConditions(memory, query)) return;
-    ranked.push({ memory, tier: tiers.get(key) ?? 0, score: scores.get(key) ?? 0 });
-  };
-  for (const key of scores.keys()) consider(key);
-  for (const key of tiers.keys()) if (!scores.has(key)) consider(key);
+export function rankedPage(query: MemoryQuery & { text: string }, index: MemorySearchIndex): MemoryPage {
   const offset = query.offset ?? 0;
-  const hits = firstRanked(ranked, offset + query.limit)
+  const { top, total } = index.rank(
+    query.text,
+    (memory) => meetsConditions(memory, query),
+    offset + query.limit,
+  );
+  const hits = top
     .slice(offset)
     .map(({ memory, score }): MemoryHit => ({ memory, score, position: positionOf(memory) }));
-  return { hits, total: ranked.length };
-}
-
-interface Ranked {
-  memory: Memory;
-  tier: number;
-  score: number;
-}
-
-/** Best first: key tier, score, the most recently updated, then by key. */
-function byRank(a: Ranked, b: Ranked): number {
-  return (
-    b.tier - a.tier ||
-    b.score - a.score ||
-    (a.memory.updatedAt < b.memory.updatedAt ? 1 : a.memory.updatedAt > b.memory.updatedAt ? -1 : 0) ||
-    (a.memory.key < b.memory.key ? -1 : 1)
-  );
-}
-
-/**
- * The first `k` of `items` by rank, in order: a selection kept sorted by insertion when `k` is small against
- * the matches (a page of a common word's hundreds), else a full sort.
- */
-function firstRanked(items: Ranked[], k: number): Ranked[] {
-  if (k > 256 || items.length <= 4 * k) return items.sort(byRank).slice(0, k);
-  const top: Ranked[] = [];
-  for (const item of items) {
-    if (top.length === k && byRank(item, top[k - 1] as Ranked) >= 0) continue;
-    let lo = 0;
-    let hi = top.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (byRank(top[mid] as Ranked, item) <= 0) lo = mid + 1;
-      else hi = mid;
-    }
-    top.splice(lo, 0, item);
-    if (top.length > k) top.pop();
-  }
-  return top;
+  return { hits, total };
 }
 
 /**
@@ -138,9 +91,8 @@ export function runMemoryQuery(
   memories: Iterable<Memory>,
   query: MemoryQuery,
   index: () => MemorySearchIndex,
-  memoryOf: (key: string) => Memory | undefined,
 ): MemoryPage {
   return query.text === undefined
     ? listPage(memories, query)
-    : rankedPage({ ...query, text: query.text }, index(), memoryOf);
+    : rankedPage({ ...query, text: query.text }, index());
 }

@@ -77,13 +77,7 @@ export class StateTx implements StoreTx {
     const merged = this.mergedMemories(agentId);
     if (!merged) return this.state.queryMemories(agentId, query);
     // Rare (a search after a write in one transaction): a throwaway index of what this transaction sees.
-    const byKey = new Map(merged.map((memory) => [memory.key, memory]));
-    return runMemoryQuery(
-      merged,
-      query,
-      () => new MemorySearchIndex(merged),
-      (key) => byKey.get(key),
-    );
+    return runMemoryQuery(merged, query, () => new MemorySearchIndex(merged));
   }
 
   /** The agent's memories in update order as this transaction sees them; undefined when it wrote none. */

@@ -134,7 +134,7 @@ export class StoreState implements StoreReader {
         const previous = perAgent?.get(change.key);
         this.countExpiring(change.agentId, previous, undefined);
         perAgent?.delete(change.key);
-        if (previous) this.searchIndexes.get(change.agentId)?.remove(previous);
+        this.searchIndexes.get(change.agentId)?.remove(change.key);
         return;
       }
       case 'history.put': {
@@ -153,6 +153,7 @@ export class StoreState implements StoreReader {
         const refreshed = { ...memory, expiresAt: change.expiresAt };
         this.countExpiring(change.agentId, memory, refreshed);
         perAgent.set(change.key, refreshed);
+        this.searchIndexes.get(change.agentId)?.refresh(refreshed);
         return;
       }
     }
@@ -190,13 +191,7 @@ export class StoreState implements StoreReader {
   }
 
   async queryMemories(agentId: string, query: MemoryQuery) {
-    const perAgent = this.memories.get(agentId);
-    return runMemoryQuery(
-      perAgent?.values() ?? [],
-      query,
-      () => this.searchIndexOf(agentId),
-      (key) => perAgent?.get(key),
-    );
+    return runMemoryQuery(this.memoriesInUpdateOrder(agentId), query, () => this.searchIndexOf(agentId));
   }
 
   private searchIndexOf(agentId: string): MemorySearchIndex {
