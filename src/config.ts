@@ -61,6 +61,8 @@ export interface Config {
   /** The key the stdio MCP server acts with; without it, a local agent of its own. */
   apiKey: string | undefined;
   adminToken: string | undefined;
+  /** Semantic search (AC_EMBEDDINGS_URL): an OpenAI-compatible embeddings endpoint; lexical only if unset. */
+  embeddings: EmbeddingsConfig | undefined;
   logLevel: string;
   bodyMaxBytes: number;
   /** An MCP HTTP session unused this long is closed. */
@@ -81,6 +83,13 @@ export interface Config {
   /** A client must send its request headers within this time, and the whole request within the next. */
   headersTimeoutMs: number;
   requestTimeoutMs: number;
+}
+
+export interface EmbeddingsConfig {
+  /** POST {url}/v1/embeddings, unless the URL already ends with /embeddings. */
+  url: string;
+  model: string;
+  apiKey: string | undefined;
 }
 
 export interface RateLimitConfig {
@@ -145,6 +154,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
     publicUrl: e.PUBLIC_URL,
     apiKey: e.AC_API_KEY,
     adminToken: e.AC_ADMIN_TOKEN,
+    embeddings:
+      e.AC_EMBEDDINGS_URL === undefined
+        ? undefined
+        : { url: e.AC_EMBEDDINGS_URL, model: e.AC_EMBEDDINGS_MODEL, apiKey: e.AC_EMBEDDINGS_API_KEY },
     logLevel: e.AC_LOG_LEVEL,
     bodyMaxBytes: e.AC_BODY_MAX_BYTES,
     mcpSessionIdleSeconds: e.AC_MCP_SESSION_IDLE_SECONDS,
@@ -156,6 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
       metadataMaxBytes: e.AC_METADATA_MAX_BYTES,
       memoriesPerAgent: e.AC_MEMORIES_PER_AGENT,
       importMaxBytes: e.AC_IMPORT_MAX_BYTES,
+      semanticMinSimilarity: e.AC_EMBEDDINGS_MIN_SIMILARITY,
       memoryHistoryVersions: e.AC_MEMORY_HISTORY ?? DEFAULT_LIMITS.memoryHistoryVersions,
       memoryHistoryRetentionSeconds:
         e.AC_MEMORY_HISTORY_RETENTION ?? DEFAULT_LIMITS.memoryHistoryRetentionSeconds,

@@ -3,6 +3,7 @@
  * core from Config. It imports no face, so `agent-context mcp` over stdio never loads Express and the HTTP
  * server (src/http/http-server.ts) gets everything it needs from here; nothing is built twice.
  */
+
 import { createNodeLiveCache } from './cache/node-live-cache.js';
 import type { Config } from './config.js';
 import type { Clock } from './core/clock.js';
@@ -11,6 +12,7 @@ import type { LiveDataSource } from './core/live-port.js';
 import { createOperations, type Operation } from './core/operations.js';
 import type { StorePort } from './core/store-port.js';
 import type { WindowCounters } from './core/window-counters.js';
+import { createHttpEmbedder } from './embeddings/http-embedder.js';
 import { createLiveDataSource } from './live/live-data-source.js';
 import { createLogger, type Logger } from './logger.js';
 import type { DataDirLock } from './store/data-dir-lock.js';
@@ -71,6 +73,13 @@ export async function openService(config: Readonly<Config>, options: ServiceOpti
     live: options.live ?? createLiveDataSource(config.live),
     limits: config.limits,
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(config.embeddings
+      ? {
+          embedder: createHttpEmbedder(config.embeddings),
+          onBackgroundError: (err: unknown) =>
+            logger.warn({ err: (err as Error)?.message ?? String(err) }, 'semantic search: embedding failed'),
+        }
+      : {}),
   });
   return {
     config,

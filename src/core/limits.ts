@@ -41,6 +41,8 @@ export interface Limits {
   historyLimitDefault: number;
   /** The largest NDJSON body memory_import takes, in bytes (AC_IMPORT_MAX_BYTES). */
   importMaxBytes: number;
+  /** Semantic search counts a memory as found when its similarity to the query is at least this. */
+  semanticMinSimilarity: number;
 }
 
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
@@ -64,4 +66,5 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   historyLimitMax: 100,
   historyLimitDefault: 10,
   importMaxBytes: 32 * 1024 * 1024,
+  semanticMinSimilarity: 0.5,
 });

@@ -8,12 +8,15 @@ import { describeDuration } from './duration.js';
 import { AppError } from './errors.js';
 import type { ChargeContext, Ledger } from './ledger.js';
 import type { Limits } from './limits.js';
+import { meetsConditions } from './memory-conditions.js';
 import { searchAnswer, toMemoryQuery } from './memory-search.js';
 import { toMemoryView, toVersionView } from './memory-views.js';
 import { createMemoryWrites, live } from './memory-writes.js';
 import { MAX_TTL_SECONDS, type Memory, type MemoryType } from './model.js';
 import type { Input, Output } from './schemas.js';
-import type { StorePort, StoreTx } from './store-port.js';
+import type { SemanticIndex } from './semantic-index.js';
+import { fusedPage, SEMANTIC_MAX } from './semantic-search.js';
+import type { MemoryQuery, StorePort, StoreTx } from './store-port.js';
 
 /**
  * When a memory stored now expires: at `expires_at`, after `ttl_seconds` (0: never), else after its type's
@@ -88,7 +91,13 @@ function memoryNotFound(key: string): AppError {
   );
 }
 
-export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, limits: Limits) {
+export function createMemories(
+  store: StorePort,
+  ledger: Ledger,
+  clock: Clock,
+  limits: Limits,
+  semantic?: SemanticIndex,
+) {
   const keep = limits.memoryHistoryVersions;
 
   const { historyOf, writeMemory } = createMemoryWrites(limits);
@@ -124,13 +133,28 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
     { charge: price, record }: ChargeContext,
   ): Promise<Output<'StoreOutput'>> {
     const charge = { cents: price.cents, operation: price.operation, ref: { memoryKey: input.memory_key } };
-    return ledger.runCharged(
-      agentId,
-      charge,
-      (tx) => storeOne(tx, agentId, input, clock.now()),
-      (result, account) => stored(result.memory, result.created, charge.cents, account.balanceCents),
-      record,
-    );
+    let written: Memory[] = [];
+    return ledger
+      .runCharged(
+        agentId,
+        charge,
+        async (tx) => {
+          const result = await storeOne(tx, agentId, input, clock.now());
+          written = [result.memory];
+          return result;
+        },
+        (result, account) => stored(result.memory, result.created, charge.cents, account.balanceCents),
+        record,
+      )
+      .then(embedAfter(agentId, () => written));
+  }
+
+  /** After a write commits: its memories go to semantic search's background embedding, if it is on. */
+  function embedAfter<T>(agentId: string, memories: () => Memory[]) {
+    return (response: T): T => {
+      semantic?.written(agentId, memories());
+      return response;
+    };
   }
 
   /**
@@ -143,24 +167,28 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
     { charge: price, record }: ChargeContext,
   ): Promise<Output<'StoreBatchOutput'>> {
     const charge = { cents: price.cents * input.memories.length, operation: price.operation };
-    return ledger.runCharged(
-      agentId,
-      charge,
-      async (tx) => {
-        const at = clock.now();
-        const results = [];
-        for (const item of input.memories) results.push(await storeOne(tx, agentId, item, at));
-        return results;
-      },
-      (results, account) => ({
-        success: true,
-        results: results.map((r) => ({ memory: toMemoryView(r.memory), created: r.created })),
-        count: results.length,
-        cost_cents: charge.cents,
-        credit_balance_cents: account.balanceCents,
-      }),
-      record,
-    );
+    let written: Memory[] = [];
+    return ledger
+      .runCharged(
+        agentId,
+        charge,
+        async (tx) => {
+          const at = clock.now();
+          const results = [];
+          for (const item of input.memories) results.push(await storeOne(tx, agentId, item, at));
+          written = results.map((result) => result.memory);
+          return results;
+        },
+        (results, account) => ({
+          success: true as const,
+          results: results.map((r) => ({ memory: toMemoryView(r.memory), created: r.created })),
+          count: results.length,
+          cost_cents: charge.cents,
+          credit_balance_cents: account.balanceCents,
+        }),
+        record,
+      )
+      .then(embedAfter(agentId, () => written));
   }
 
   function memoryHistory(
@@ -233,18 +261,22 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
             }),
       };
       const memory = await writeMemory(tx, agentId, input.memory_key, content, existing, at);
+      written = [memory];
       return { memory, created: !existing };
     };
-    return ledger.runCharged(
-      agentId,
-      charge,
-      work,
-      (result, account) => ({
-        ...stored(result.memory, result.created, charge.cents, account.balanceCents),
-        restored_from: input.version,
-      }),
-      record,
-    );
+    let written: Memory[] = [];
+    return ledger
+      .runCharged(
+        agentId,
+        charge,
+        work,
+        (result, account) => ({
+          ...stored(result.memory, result.created, charge.cents, account.balanceCents),
+          restored_from: input.version,
+        }),
+        record,
+      )
+      .then(embedAfter(agentId, () => written));
   }
 
   function retrieveMemory(
@@ -284,31 +316,36 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
     { charge: price, record }: ChargeContext,
   ): Promise<Output<'DeleteOutput'>> {
     const charge = { cents: price.cents, operation: price.operation };
-    return ledger.runCharged(
-      agentId,
-      charge,
-      async (tx) => {
-        const at = clock.now().toISOString();
-        const existing = live(await tx.getMemory(agentId, input.memory_key), at);
-        if (input.expected_version !== undefined) checkCondition(input.memory_key, existing, input);
-        if (!existing) throw memoryNotFound(input.memory_key);
-        await tx.deleteMemory(agentId, input.memory_key);
-        // The delete takes the next version as a marker: restoring an earlier version undoes it. Kept also
-        // while no history is (AC_MEMORY_HISTORY=0), alone, so that the key's numbers go on after it.
-        await tx.putMemoryVersion(
-          { agentId, key: input.memory_key, version: existing.version + 1, at, deleted: true },
-          Math.max(keep, 1),
-        );
-      },
-      (_none, account) => ({
-        success: true,
-        deleted: true,
-        memory_key: input.memory_key,
-        cost_cents: charge.cents,
-        credit_balance_cents: account.balanceCents,
-      }),
-      record,
-    );
+    return ledger
+      .runCharged(
+        agentId,
+        charge,
+        async (tx) => {
+          const at = clock.now().toISOString();
+          const existing = live(await tx.getMemory(agentId, input.memory_key), at);
+          if (input.expected_version !== undefined) checkCondition(input.memory_key, existing, input);
+          if (!existing) throw memoryNotFound(input.memory_key);
+          await tx.deleteMemory(agentId, input.memory_key);
+          // The delete takes the next version as a marker: restoring an earlier version undoes it. Kept also
+          // while no history is (AC_MEMORY_HISTORY=0), alone, so that the key's numbers go on after it.
+          await tx.putMemoryVersion(
+            { agentId, key: input.memory_key, version: existing.version + 1, at, deleted: true },
+            Math.max(keep, 1),
+          );
+        },
+        (_none, account) => ({
+          success: true as const,
+          deleted: true as const,
+          memory_key: input.memory_key,
+          cost_cents: charge.cents,
+          credit_balance_cents: account.balanceCents,
+        }),
+        record,
+      )
+      .then((response) => {
+        semantic?.deleted(agentId, input.memory_key);
+        return response;
+      });
   }
 
   async function searchMemories(
@@ -319,10 +356,16 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
     const charge = { cents: price.cents, operation: price.operation };
     // Read (and so checked: a bad cursor is a free 400) before anything is charged.
     const query = toMemoryQuery(input, clock.now().toISOString());
+    // With semantic search on, the query's vector, asked for before the transaction (it is a network call).
+    const vector = semantic && query.text !== undefined ? await semantic.embedQuery(query.text) : undefined;
+    if (semantic && vector && semantic.needsCatchUp(agentId)) catchUp(agentId, semantic);
     return ledger.runCharged(
       agentId,
       charge,
-      (tx) => tx.queryMemories(agentId, query),
+      (tx) =>
+        semantic && vector && query.text !== undefined
+          ? semanticPage(tx, agentId, { ...query, text: query.text }, semantic, vector)
+          : tx.queryMemories(agentId, query),
       (page, account) => ({
         success: true,
         ...searchAnswer(input, query, page),
@@ -330,6 +373,45 @@ export function createMemories(store: StorePort, ledger: Ledger, clock: Clock, l
         credit_balance_cents: account.balanceCents,
       }),
       record,
+    );
+  }
+
+  /**
+   * A ranked page with semantic search: the store's lexical hits down to past the page by SEMANTIC_MAX, and
+   * the agent's memories most similar to the query that meet its conditions, fused.
+   */
+  async function semanticPage(
+    tx: StoreTx,
+    agentId: string,
+    query: MemoryQuery & { text: string },
+    index: SemanticIndex,
+    vector: Float32Array,
+  ) {
+    const reach = (query.offset ?? 0) + query.limit + SEMANTIC_MAX;
+    const lexical = await tx.queryMemories(agentId, { ...query, offset: 0, limit: reach });
+    const similar: Memory[] = [];
+    for (const { key } of index.nearest(agentId, vector, limits.semanticMinSimilarity, SEMANTIC_MAX)) {
+      const memory = await tx.getMemory(agentId, key);
+      if (memory && meetsConditions(memory, query)) similar.push(memory);
+    }
+    return fusedPage(query, lexical, similar);
+  }
+
+  /** In the background: the agent's memories this process has no vector for go to be embedded. */
+  function catchUp(agentId: string, index: SemanticIndex): void {
+    const liveAt = clock.now().toISOString();
+    const all: Memory[] = [];
+    const read = async (after: string | undefined): Promise<void> => {
+      const page = await store.read((reader) =>
+        reader.listMemoriesByKey(agentId, { ...(after === undefined ? {} : { after }), limit: 1000, liveAt }),
+      );
+      all.push(...page);
+      const last = page.at(-1);
+      if (last && page.length === 1000) return read(last.key);
+    };
+    read(undefined).then(
+      () => index.catchUp(agentId, all),
+      (err: unknown) => index.reportError(err),
     );
   }
 

@@ -13,6 +13,7 @@ import { toMemoryView } from './memory-views.js';
 import { createMemoryWrites, live } from './memory-writes.js';
 import type { Memory } from './model.js';
 import type { Input, Output } from './schemas.js';
+import type { SemanticIndex } from './semantic-index.js';
 import type { StorePort, StoreReader, StoreTx } from './store-port.js';
 
 /** Memories read per page of an export. */
@@ -27,7 +28,13 @@ export function toExportLine(memory: Memory): Output<'ExportLine'> {
 
 const iso = (text: string | undefined) => (text === undefined ? undefined : new Date(text).toISOString());
 
-export function createMemoryTransfer(store: StorePort, ledger: Ledger, clock: Clock, limits: Limits) {
+export function createMemoryTransfer(
+  store: StorePort,
+  ledger: Ledger,
+  clock: Clock,
+  limits: Limits,
+  semantic?: SemanticIndex,
+) {
   const { writeMemory } = createMemoryWrites(limits);
 
   /** The agent's live memories as export lines, in key order, read a page at a time. */
@@ -155,24 +162,27 @@ export function createMemoryTransfer(store: StorePort, ledger: Ledger, clock: Cl
         credit_balance_cents: account?.balanceCents ?? 0,
       };
     }
-    return ledger.runCharged(
+    let written: Memory[] = [];
+    const answer = await ledger.runCharged(
       agentId,
       (steps) => ({ cents: priceOf(steps), operation: price.operation }),
       async (tx: StoreTx) => {
         const at = clock.now();
         const steps = await plan(tx, agentId, input, at);
+        written = [];
         for (const { line, outcome, existing, content } of steps) {
           if (outcome !== 'created' && outcome !== 'updated') continue;
-          await writeMemory(tx, agentId, line.memory_key, content, existing, at, {
+          const memory = await writeMemory(tx, agentId, line.memory_key, content, existing, at, {
             ...(line.created_at === undefined ? {} : { createdAt: iso(line.created_at) }),
             ...(line.updated_at === undefined ? {} : { updatedAt: iso(line.updated_at) }),
             ...(line.version === undefined ? {} : { version: line.version }),
           });
+          written.push(memory);
         }
         return steps;
       },
       (steps, account) => ({
-        success: true,
+        success: true as const,
         dry_run: false,
         policy: input.policy,
         ...counts(steps),
@@ -182,6 +192,8 @@ export function createMemoryTransfer(store: StorePort, ledger: Ledger, clock: Cl
       }),
       record,
     );
+    semantic?.written(agentId, written);
+    return answer;
   }
 
   return { exportMemories, importMemories };

@@ -4,23 +4,10 @@
  * order (key tier, then the index's BM25+ score, then recency) continued at an offset.
  */
 import { AppError } from '../core/errors.js';
-import { isLive, type Memory } from '../core/model.js';
-import type { MemoryHit, MemoryPage, MemoryQuery, MetadataScalar } from '../core/store-port.js';
+import { meetsConditions } from '../core/memory-conditions.js';
+import type { Memory } from '../core/model.js';
+import type { MemoryHit, MemoryPage, MemoryQuery } from '../core/store-port.js';
 import type { MemorySearchIndex } from './memory-search-index.js';
-
-/** Whether `memory` meets every condition of `query` (all but the text). */
-export function meetsConditions(memory: Memory, query: MemoryQuery): boolean {
-  if (!isLive(memory, query.liveAt)) return false;
-  if (query.types && !query.types.includes(memory.type)) return false;
-  if (query.keyPrefix !== undefined && !memory.key.startsWith(query.keyPrefix)) return false;
-  if (query.updatedAfter !== undefined && !(memory.updatedAt > query.updatedAfter)) return false;
-  if (query.updatedBefore !== undefined && !(memory.updatedAt < query.updatedBefore)) return false;
-  for (const [field, wanted] of Object.entries(query.metadata ?? {})) {
-    if (!Object.hasOwn(memory.metadata, field)) return false;
-    if ((memory.metadata[field] as MetadataScalar) !== wanted) return false;
-  }
-  return true;
-}
 
 /** A memory's place in the unranked order, as a cursor carries it: when it was updated, and its key. */
 function positionOf(memory: Memory): string {
