@@ -8,6 +8,7 @@
 import { type McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Core } from '../core/core.js';
+import { AppError } from '../core/errors.js';
 import { costSentence, type Operation } from '../core/operations.js';
 import { parseInput } from '../core/validation.js';
 import type { Logger } from '../logger.js';
@@ -16,6 +17,9 @@ import type { McpExtra } from './mcp-extra.js';
 import { mcpError } from './tool-results.js';
 
 const JSON_MIME = 'application/json';
+const NDJSON_MIME = 'application/x-ndjson';
+/** The largest export `ac://memories.ndjson` answers in one read (a resource read is one message). */
+const EXPORT_MAX_BYTES = 8 * 1024 * 1024;
 
 interface ResourceDeps {
   core: Core;
@@ -57,6 +61,40 @@ export function registerMemoryResources(server: McpServer, deps: ResourceDeps): 
   };
   const accountInfo = operation('account_info');
   const retrieve = operation('memory_retrieve');
+  const exportOp = operation('memory_export');
+
+  server.registerResource(
+    'memories-export',
+    'ac://memories.ndjson',
+    {
+      title: 'Memory export',
+      description:
+        'All your live memories as NDJSON, one per line in key order, as memory_import reads them back. Free. ' +
+        `At most ${EXPORT_MAX_BYTES} bytes here; a larger export is streamed by GET /api/ac/memory/export.`,
+      mimeType: NDJSON_MIME,
+    },
+    async (uri, extra) => {
+      const lines = (await run(exportOp, {}, extra)) as unknown as AsyncIterable<unknown>;
+      let text = '';
+      let bytes = 0;
+      for await (const line of lines) {
+        const row = `${JSON.stringify(line)}\n`;
+        text += row;
+        bytes += Buffer.byteLength(row, 'utf8');
+        if (bytes > EXPORT_MAX_BYTES) {
+          const error = new AppError(
+            'payload_too_large',
+            `Your export is larger than the ${EXPORT_MAX_BYTES} bytes this resource gives; stream it over REST ` +
+              'with GET /api/ac/memory/export instead. Nothing was charged.',
+          );
+          const rpc = new McpError(JSON_RPC.resourceFailed, error.message, error.toBody());
+          rpc.message = error.message;
+          throw rpc;
+        }
+      }
+      return { contents: [{ uri: uri.href, mimeType: NDJSON_MIME, text }] };
+    },
+  );
 
   server.registerResource(
     'account',

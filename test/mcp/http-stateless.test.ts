@@ -171,8 +171,11 @@ describe('MCP over Streamable HTTP on a shared PostgreSQL store (stateless)', ()
 
   it('lists without a key; a call without a key is the same isError result as with sessions', async () => {
     const { client } = await connectAcross();
-    expect((await client.listTools()).tools).toHaveLength(9);
-    expect((await client.listResources()).resources.map((r) => r.uri)).toEqual(['ac://account']);
+    expect((await client.listTools()).tools).toHaveLength(10);
+    expect((await client.listResources()).resources.map((r) => r.uri)).toEqual([
+      'ac://memories.ndjson',
+      'ac://account',
+    ]);
     expect((await client.listPrompts()).prompts).toHaveLength(1);
     const call = { name: 'memory_store', arguments: { memory_key: 'k', memory_value: 'v' } };
     const stateless = await client.callTool(call);

@@ -28,8 +28,11 @@ describe('MCP over Streamable HTTP', () => {
     const { client, transport } = await connect();
     expect(transport.sessionId).toMatch(/^[0-9a-f-]{36}$/);
     await client.ping();
-    expect((await client.listTools()).tools).toHaveLength(9);
-    expect((await client.listResources()).resources.map((r) => r.uri)).toEqual(['ac://account']);
+    expect((await client.listTools()).tools).toHaveLength(10);
+    expect((await client.listResources()).resources.map((r) => r.uri)).toEqual([
+      'ac://memories.ndjson',
+      'ac://account',
+    ]);
     expect((await client.listPrompts()).prompts).toHaveLength(1);
     const res = await client.callTool({
       name: 'memory_store',
@@ -145,10 +148,10 @@ describe('MCP over Streamable HTTP', () => {
       const anonymous = await open({});
       await open({}); // evicts the anonymous one
       await expect(anonymous.listTools()).rejects.toThrow();
-      expect((await owned.listTools()).tools).toHaveLength(9);
+      expect((await owned.listTools()).tools).toHaveLength(10);
       const key2 = await capped.register();
       const owned2 = await open({ 'X-API-Key': key2 }); // evicts the second anonymous one
-      expect((await owned2.listTools()).tools).toHaveLength(9);
+      expect((await owned2.listTools()).tools).toHaveLength(10);
       const refused = await fetch(`${capped.url}/mcp`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },

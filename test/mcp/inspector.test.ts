@@ -25,6 +25,7 @@ const TOOLS = [
   'memory_store_batch',
   'memory_history',
   'memory_restore',
+  'memory_import',
   'data_fetch',
   'account_info',
 ];

@@ -30,6 +30,7 @@ describe('MCP tools', () => {
         'data_fetch',
         'memory_delete',
         'memory_history',
+        'memory_import',
         'memory_restore',
         'memory_retrieve',
         'memory_search',
@@ -39,7 +40,8 @@ describe('MCP tools', () => {
     );
     for (const tool of tools) {
       expect(tool.description).toMatch(/Cost: \d+ cents/);
-      if (tool.name === 'memory_store_batch') expect(tool.description).toMatch(/Cost: 1 cents per memory\./);
+      if (tool.name === 'memory_store_batch' || tool.name === 'memory_import')
+        expect(tool.description).toMatch(/Cost: 1 cents per memory\./);
       expect(tool.description).toMatch(/error/);
       expect(tool.inputSchema.type).toBe('object');
       expect(tool.outputSchema?.type).toBe('object');
@@ -213,7 +215,11 @@ describe('MCP tools', () => {
     const c = await h.connect(fresh);
     await call('memory_store', { memory_key: 'notes/today', memory_value: 'hello' }, c);
     const { resources } = await c.listResources();
-    expect(resources.map((r) => r.uri)).toEqual(['ac://account', 'ac://memory/notes%2Ftoday']);
+    expect(resources.map((r) => r.uri)).toEqual([
+      'ac://memories.ndjson',
+      'ac://account',
+      'ac://memory/notes%2Ftoday',
+    ]);
     const account = await c.readResource({ uri: 'ac://account' });
     expect(JSON.parse((account.contents[0] as { text: string }).text)).toMatchObject({
       credit_balance_cents: 49,
@@ -228,7 +234,10 @@ describe('MCP tools', () => {
       /No memory with memory_key "absent"/,
     );
     const anonymous = await h.connect(undefined);
-    expect((await anonymous.listResources()).resources.map((r) => r.uri)).toEqual(['ac://account']);
+    expect((await anonymous.listResources()).resources.map((r) => r.uri)).toEqual([
+      'ac://memories.ndjson',
+      'ac://account',
+    ]);
     await expect(anonymous.readResource({ uri: 'ac://account' })).rejects.toThrow(/Missing API key/);
   });
 

@@ -161,14 +161,19 @@ export function memoryOperations(schemas: MemorySchemas, limits: Limits) {
     }),
     chargedOperation({
       name: 'memory_import',
+      mcp: {
+        tool: 'memory_import',
+        hints: { ...READS, readOnlyHint: false, destructiveHint: true, idempotentHint: true },
+      },
       title: 'Import memories',
       http: { method: 'POST', path: '/api/ac/memory/import', ndjsonBody: schemas.ImportLine },
       cost: { ...memoryOp, per: 'memory' },
       summary:
         'Store memories from NDJSON (an export), upserting by key with a conflict policy; all or none.',
       description:
-        'Reads NDJSON (application/x-ndjson, one memory per line, as memory_export writes them; policy and ' +
-        `dry_run in the query string; at most ${limits.importMaxBytes} bytes) and stores each line's memory ` +
+        'Reads NDJSON (one memory per line, as memory_export writes them; REST: the body as ' +
+        `application/x-ndjson with policy and dry_run in the query string, MCP: the ndjson argument; at most ` +
+        `${limits.importMaxBytes} bytes) and stores each line's memory ` +
         'under its key, keeping its times (and its version when the key is new here). A live memory that ' +
         'differs is kept (policy=skip, the default), replaced (overwrite) or replaced only by a line updated ' +
         'later (if_newer); a line equal to it is unchanged and free, an expired one skipped. Priced per memory ' +
