@@ -8,15 +8,14 @@ import { describeDuration } from './duration.js';
 import { AppError } from './errors.js';
 import type { ChargeContext, Ledger } from './ledger.js';
 import type { Limits } from './limits.js';
-import { meetsConditions } from './memory-conditions.js';
 import { searchAnswer, toMemoryQuery } from './memory-search.js';
 import { toMemoryView, toVersionView } from './memory-views.js';
 import { createMemoryWrites, live } from './memory-writes.js';
 import { MAX_TTL_SECONDS, type Memory, type MemoryType } from './model.js';
 import type { Input, Output } from './schemas.js';
 import type { SemanticIndex } from './semantic-index.js';
-import { fusedPage, SEMANTIC_MAX } from './semantic-search.js';
-import type { MemoryQuery, StorePort, StoreTx } from './store-port.js';
+import { catchUp, semanticPage } from './semantic-search.js';
+import type { StorePort, StoreTx } from './store-port.js';
 
 /**
  * When a memory stored now expires: at `expires_at`, after `ttl_seconds` (0: never), else after its type's
@@ -358,13 +357,22 @@ export function createMemories(
     const query = toMemoryQuery(input, clock.now().toISOString());
     // With semantic search on, the query's vector, asked for before the transaction (it is a network call).
     const vector = semantic && query.text !== undefined ? await semantic.embedQuery(query.text) : undefined;
-    if (semantic && vector && semantic.needsCatchUp(agentId)) catchUp(agentId, semantic);
+    if (semantic && vector && semantic.needsCatchUp(agentId)) {
+      catchUp(store, agentId, semantic, clock.now().toISOString());
+    }
     return ledger.runCharged(
       agentId,
       charge,
       (tx) =>
         semantic && vector && query.text !== undefined
-          ? semanticPage(tx, agentId, { ...query, text: query.text }, semantic, vector)
+          ? semanticPage(
+              tx,
+              agentId,
+              { ...query, text: query.text },
+              semantic,
+              vector,
+              limits.semanticMinSimilarity,
+            )
           : tx.queryMemories(agentId, query),
       (page, account) => ({
         success: true,
@@ -373,45 +381,6 @@ export function createMemories(
         credit_balance_cents: account.balanceCents,
       }),
       record,
-    );
-  }
-
-  /**
-   * A ranked page with semantic search: the store's lexical hits down to past the page by SEMANTIC_MAX, and
-   * the agent's memories most similar to the query that meet its conditions, fused.
-   */
-  async function semanticPage(
-    tx: StoreTx,
-    agentId: string,
-    query: MemoryQuery & { text: string },
-    index: SemanticIndex,
-    vector: Float32Array,
-  ) {
-    const reach = (query.offset ?? 0) + query.limit + SEMANTIC_MAX;
-    const lexical = await tx.queryMemories(agentId, { ...query, offset: 0, limit: reach });
-    const similar: Memory[] = [];
-    for (const { key } of index.nearest(agentId, vector, limits.semanticMinSimilarity, SEMANTIC_MAX)) {
-      const memory = await tx.getMemory(agentId, key);
-      if (memory && meetsConditions(memory, query)) similar.push(memory);
-    }
-    return fusedPage(query, lexical, similar);
-  }
-
-  /** In the background: the agent's memories this process has no vector for go to be embedded. */
-  function catchUp(agentId: string, index: SemanticIndex): void {
-    const liveAt = clock.now().toISOString();
-    const all: Memory[] = [];
-    const read = async (after: string | undefined): Promise<void> => {
-      const page = await store.read((reader) =>
-        reader.listMemoriesByKey(agentId, { ...(after === undefined ? {} : { after }), limit: 1000, liveAt }),
-      );
-      all.push(...page);
-      const last = page.at(-1);
-      if (last && page.length === 1000) return read(last.key);
-    };
-    read(undefined).then(
-      () => index.catchUp(agentId, all),
-      (err: unknown) => index.reportError(err),
     );
   }
 

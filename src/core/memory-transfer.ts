@@ -9,6 +9,7 @@ import { AppError } from './errors.js';
 import type { ChargeContext, Ledger } from './ledger.js';
 import type { Limits } from './limits.js';
 import { expiryOf } from './memories.js';
+import { pagesByKey } from './memory-pages.js';
 import { toMemoryView } from './memory-views.js';
 import { createMemoryWrites, live } from './memory-writes.js';
 import type { Memory } from './model.js';
@@ -39,20 +40,8 @@ export function createMemoryTransfer(
 
   /** The agent's live memories as export lines, in key order, read a page at a time. */
   async function* exportMemories(agentId: string): AsyncGenerator<Output<'ExportLine'>> {
-    const liveAt = clock.now().toISOString();
-    let after: string | undefined;
-    for (;;) {
-      const page = await store.read((reader) =>
-        reader.listMemoriesByKey(agentId, {
-          ...(after === undefined ? {} : { after }),
-          limit: EXPORT_PAGE,
-          liveAt,
-        }),
-      );
+    for await (const page of pagesByKey(store, agentId, clock.now().toISOString(), EXPORT_PAGE)) {
       for (const memory of page) yield toExportLine(memory);
-      const last = page.at(-1);
-      if (!last || page.length < EXPORT_PAGE) return;
-      after = last.key;
     }
   }
 

@@ -81,11 +81,14 @@ export function asciiLower(text: string): string {
  * it holds it, else 0. Keys are identifiers: an agent that names one wants that memory first.
  */
 export function keyTier(key: string, query: string): 0 | 1 | 2 {
-  const wanted = asciiLower(query.trim());
+  return tierOfLowered(asciiLower(key), asciiLower(query.trim()));
+}
+
+/** `keyTier` of a key and a query already ASCII-lowercased (the query trimmed), for a caller that keeps them so. */
+export function tierOfLowered(lowerKey: string, wanted: string): 0 | 1 | 2 {
   if (wanted === '') return 0;
-  const lowered = asciiLower(key);
-  if (lowered === wanted) return 2;
-  return lowered.includes(wanted) ? 1 : 0;
+  if (lowerKey === wanted) return 2;
+  return lowerKey.includes(wanted) ? 1 : 0;
 }
 
 const SNIPPET_CHARS = 160;

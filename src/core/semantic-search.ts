@@ -4,9 +4,12 @@
  * of 1/(60 + its rank there)). The key tiers still come first. A memory found by meaning alone counts in the
  * total besides the lexical matches.
  */
+import { meetsConditions } from './memory-conditions.js';
+import { pagesByKey } from './memory-pages.js';
 import type { Memory } from './model.js';
 import { keyTier, metadataText, queryTerms, termOf, words } from './search-text.js';
-import type { MemoryHit, MemoryPage, MemoryQuery } from './store-port.js';
+import type { SemanticIndex } from './semantic-index.js';
+import type { MemoryHit, MemoryPage, MemoryQuery, StorePort, StoreTx } from './store-port.js';
 
 /** RRF's constant, as its authors use it. */
 export const RRF_K = 60;
@@ -76,4 +79,39 @@ export function fusedPage(
     .slice(offset, offset + query.limit)
     .map((c): MemoryHit => ({ memory: c.memory, score: c.score, position: '' }));
   return { hits, total: lexical.total + byMeaningAlone };
+}
+
+/**
+ * A ranked page with semantic search: the store's lexical hits down to past the page by SEMANTIC_MAX, and
+ * the agent's memories most similar to the query (at least `minSimilarity`) that meet its conditions, fused.
+ */
+export async function semanticPage(
+  tx: StoreTx,
+  agentId: string,
+  query: MemoryQuery & { text: string },
+  index: SemanticIndex,
+  vector: Float32Array,
+  minSimilarity: number,
+): Promise<MemoryPage> {
+  const reach = (query.offset ?? 0) + query.limit + SEMANTIC_MAX;
+  const lexical = await tx.queryMemories(agentId, { ...query, offset: 0, limit: reach });
+  const similar: Memory[] = [];
+  for (const { key } of index.nearest(agentId, vector, minSimilarity, SEMANTIC_MAX)) {
+    const memory = await tx.getMemory(agentId, key);
+    if (memory && meetsConditions(memory, query)) similar.push(memory);
+  }
+  return fusedPage(query, lexical, similar);
+}
+
+/** In the background: the agent's live memories this process has no vector for go to be embedded. */
+export function catchUp(store: StorePort, agentId: string, index: SemanticIndex, liveAt: string): void {
+  const read = async () => {
+    const all: Memory[] = [];
+    for await (const page of pagesByKey(store, agentId, liveAt, 1000)) all.push(...page);
+    return all;
+  };
+  read().then(
+    (all) => index.catchUp(agentId, all),
+    (err: unknown) => index.reportError(err),
+  );
 }

@@ -8,7 +8,7 @@
  * replaced memory's terms are removed as they were indexed, so nothing is left to vacuum.
  */
 import type { Memory } from '../core/model.js';
-import { asciiLower, metadataText, queryTerms, termOf, words } from '../core/search-text.js';
+import { asciiLower, metadataText, queryTerms, termOf, tierOfLowered, words } from '../core/search-text.js';
 
 const FIELDS = 3;
 const BOOST = [2.5, 1, 0.5] as const;
@@ -179,8 +179,7 @@ export class MemorySearchIndex {
       top.splice(lo, 0, hit);
       if (top.length > first) top.pop();
     };
-    const tierOf = (doc: Doc) =>
-      wanted === '' ? 0 : doc.lowerKey === wanted ? 2 : doc.lowerKey.includes(wanted) ? 1 : 0;
+    const tierOf = (doc: Doc) => tierOfLowered(doc.lowerKey, wanted);
     for (const id of touched) {
       const doc = this.docs[id] as Doc;
       consider(doc, tierOf(doc), (scores[id] as number) * popcount(held[id] as number));

@@ -15,14 +15,8 @@ import type { MemoryFilter, MemoryQuery, StoreTx } from '../core/store-port.js';
 import type { Change } from './changes.js';
 import { runMemoryQuery } from './memory-query.js';
 import { MemorySearchIndex } from './memory-search-index.js';
-import {
-  byKey,
-  idempotencySlot,
-  newestFirst,
-  newestVersions,
-  type StoreState,
-  withVersion,
-} from './store-state.js';
+import { byKey, newestFirst, newestVersions, withVersion } from './record-lists.js';
+import { idempotencySlot, type StoreState } from './store-state.js';
 
 export class StateTx implements StoreTx {
   readonly changes: Change[] = [];

@@ -18,6 +18,7 @@ import type { MemoryFilter, MemoryQuery, StoreReader } from '../core/store-port.
 import type { Change } from './changes.js';
 import { runMemoryQuery } from './memory-query.js';
 import { MemorySearchIndex } from './memory-search-index.js';
+import { byKey, countLive, newestFirst, newestVersions, withVersion } from './record-lists.js';
 
 /** The file format: arrays of records, readable by a person. */
 export interface Snapshot {
@@ -302,52 +303,4 @@ export class StoreState implements StoreReader {
 /** The one map key of an agent's idempotency key. */
 export function idempotencySlot(agentId: string, key: string): string {
   return `${agentId}\u0000${key}`;
-}
-
-/** `versions` (oldest first) with `entry` added last, the oldest dropped so that at most `keep` remain. */
-export function withVersion(
-  versions: readonly MemoryVersion[],
-  entry: MemoryVersion,
-  keep: number,
-): MemoryVersion[] {
-  const next = [...versions, entry];
-  return next.length > keep ? next.slice(next.length - keep) : next;
-}
-
-/** The newest `limit` of `versions` (given oldest first), newest first. */
-export function newestVersions(versions: readonly MemoryVersion[], limit: number): MemoryVersion[] {
-  return versions.slice(Math.max(0, versions.length - limit)).reverse();
-}
-
-/** The live memories after the key `page.after`, in key order, at most `page.limit`. */
-export function byKey(
-  memories: Iterable<Memory>,
-  page: { after?: string; limit: number; liveAt: string },
-): Memory[] {
-  const out: Memory[] = [];
-  for (const memory of memories) {
-    if ((page.after === undefined || memory.key > page.after) && isLive(memory, page.liveAt))
-      out.push(memory);
-  }
-  return out.sort((a, b) => (a.key < b.key ? -1 : 1)).slice(0, page.limit);
-}
-
-/** How many of `memories` are live at `liveAt`. */
-export function countLive(memories: Iterable<Memory>, liveAt: string | undefined): number {
-  let count = 0;
-  for (const memory of memories) if (isLive(memory, liveAt)) count++;
-  return count;
-}
-
-/** Walks memories given oldest first and returns the newest `limit` of them live and matching `type`. */
-export function newestFirst(oldestFirst: Iterable<Memory>, filter: MemoryFilter): Memory[] {
-  const all = [...oldestFirst];
-  const out: Memory[] = [];
-  for (let i = all.length - 1; i >= 0 && out.length < filter.limit; i--) {
-    const memory = all[i] as Memory;
-    if ((filter.type === undefined || memory.type === filter.type) && isLive(memory, filter.liveAt)) {
-      out.push(memory);
-    }
-  }
-  return out;
 }
