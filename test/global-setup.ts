@@ -12,8 +12,10 @@ function removeStaleOutput(dir: string): void {
   if (!existsSync(dir)) return;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const file = path.join(dir, entry.name);
-    if (entry.isDirectory()) removeStaleOutput(file);
-    else if (/\.(js|js\.map)$/u.test(entry.name)) {
+    // dist/web is the browser pages' bundles, rebuilt whole by scripts/build-web.mjs.
+    if (entry.isDirectory()) {
+      if (file !== path.join('dist', 'web')) removeStaleOutput(file);
+    } else if (/\.(js|js\.map)$/u.test(entry.name)) {
       const source = path.join('src', path.relative('dist', file)).replace(/\.js(\.map)?$/u, '.ts');
       if (!existsSync(source)) rmSync(file);
     }
@@ -26,4 +28,5 @@ export default function setup(): void {
     stdio: 'inherit',
   });
   execFileSync(process.execPath, ['scripts/copy-sql.mjs'], { stdio: 'inherit' });
+  execFileSync(process.execPath, ['scripts/build-web.mjs'], { stdio: 'inherit' });
 }

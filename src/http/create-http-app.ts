@@ -22,6 +22,7 @@ import { requestLog } from './request-log.js';
 import { createRouteTable } from './route-table.js';
 import { securityHeaders } from './security-headers.js';
 import { sequence } from './sequence.js';
+import { webRoutes } from './web-routes.js';
 
 export interface HttpAppOptions {
   core: Core;
@@ -99,6 +100,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
     routes.add('HEAD', doc.path, serve);
   }
   app.use(routes.middleware);
+  app.use(webRoutes());
   options.extraRoutes?.(app);
   app.use((req) => {
     throw notFoundRoute(req);

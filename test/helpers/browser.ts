@@ -1,0 +1,93 @@
+/**
+ * A real Chromium for browser tests: Debian's package (`apt-get install chromium`; .ci/run installs it when
+ * missing), driven by playwright-core, since Playwright's own browser download cannot work here. Pages are
+ * watched for what a strict Content-Security-Policy or a broken front end shows: console errors, uncaught
+ * exceptions, failed or blocked requests, and any request to another origin. axe-core checks accessibility.
+ */
+import { mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+
+export const CHROMIUM = process.env.AC_CHROMIUM ?? '/usr/bin/chromium';
+
+/** The two widths every page is looked at: a desktop window and a phone. */
+export const VIEWPORTS = {
+  desktop: { width: 1280, height: 900 },
+  phone: { width: 390, height: 844 },
+} as const;
+export type ViewportName = keyof typeof VIEWPORTS;
+
+/** Where screenshots go, for a person to review (not in git). */
+export const SCREENSHOT_DIR = path.resolve('test-output', 'screenshots');
+
+export function launchBrowser(): Promise<Browser> {
+  // --no-sandbox: these machines run the tests as root, where Chromium's sandbox refuses to start.
+  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
+}
+
+export interface PageWatch {
+  /** Everything that went wrong on the page so far, one sentence each. */
+  readonly problems: string[];
+}
+
+/**
+ * Records console errors, uncaught exceptions, requests that failed or were blocked (a CSP violation shows
+ * as both a console error and a failed request), and requests to any origin but `origin`. Responses with an
+ * error status are the API's business and not recorded, except a console error they cause; `allowConsole`
+ * lets through console errors a test provokes on purpose (Chromium logs every 4xx fetch as one).
+ */
+export function watchPage(page: Page, origin: string, allowConsole: RegExp[] = []): PageWatch {
+  const problems: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() !== 'error') return;
+    const text = message.text();
+    if (allowConsole.some((pattern) => pattern.test(text))) return;
+    problems.push(`console error: ${text}`);
+  });
+  page.on('pageerror', (error) => problems.push(`uncaught: ${error.message}`));
+  page.on('requestfailed', (request) => {
+    problems.push(`request failed: ${request.url()} (${request.failure()?.errorText ?? 'unknown'})`);
+  });
+  page.on('request', (request) => {
+    const url = request.url();
+    if (url.startsWith('data:') || url.startsWith('blob:')) return;
+    if (new URL(url).origin !== origin) problems.push(`request to another origin: ${url}`);
+  });
+  return { problems };
+}
+
+const AXE_SOURCE = readFileSync(path.resolve('node_modules/axe-core/axe.min.js'), 'utf8');
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: string[];
+}
+
+/**
+ * Runs axe-core in the page (evaluated through the DevTools protocol, which a CSP does not block) and
+ * returns the violations of serious or critical impact.
+ */
+export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> {
+  await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async () => {
+    const page = globalThis as any;
+    const result = await page.axe.run(page.document, { resultTypes: ['violations'] });
+    return result.violations.map((v: any) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: v.nodes.map((n: any) => n.target.join(' ')),
+    }));
+  });
+  return (violations as AxeViolation[]).filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+/** A full-page screenshot under test-output/screenshots/<name>-<viewport>.png. */
+export async function screenshot(page: Page, name: string, viewport: ViewportName): Promise<string> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  const file = path.join(SCREENSHOT_DIR, `${name}-${viewport}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
