@@ -73,13 +73,9 @@ export async function openService(config: Readonly<Config>, options: ServiceOpti
     live: options.live ?? createLiveDataSource(config.live),
     limits: config.limits,
     ...(options.clock ? { clock: options.clock } : {}),
-    ...(config.embeddings
-      ? {
-          embedder: createHttpEmbedder(config.embeddings),
-          onBackgroundError: (err: unknown) =>
-            logger.warn({ err: (err as Error)?.message ?? String(err) }, 'semantic search: embedding failed'),
-        }
-      : {}),
+    ...(config.embeddings ? { embedder: createHttpEmbedder(config.embeddings) } : {}),
+    onBackgroundError: (err: unknown, work: string) =>
+      logger.warn({ err: (err as Error)?.message ?? String(err) }, `${work} failed`),
   });
   return {
     config,
@@ -91,6 +87,9 @@ export async function openService(config: Readonly<Config>, options: ServiceOpti
     ...(counters ? { counters } : {}),
     close: async () => {
       await background?.stop();
+      await core.usage.tally.close().catch((err: unknown) => {
+        logger.warn({ err: (err as Error)?.message ?? String(err) }, 'usage counts: last flush failed');
+      });
       cache.close();
       await store.close();
     },

@@ -9,6 +9,7 @@ export function createEmptyLiveCache(): LiveCache {
     lead: async () => 'leader',
     waitFor: async () => undefined,
     endFlight: async () => undefined,
+    entries: async () => 0,
     close: () => undefined,
   };
 }

@@ -26,6 +26,7 @@ export function createNodeLiveCache(maxAgeMinutes: number, maxKeys = 50_000): Li
     lead: () => LEADER,
     waitFor: () => NOTHING,
     endFlight: () => DONE,
+    entries: () => Promise.resolve(cache.getStats().keys),
     close: () => cache.close(),
   };
 }

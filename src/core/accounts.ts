@@ -9,6 +9,7 @@ import type { Clock } from './clock.js';
 import { AppError } from './errors.js';
 import { type Ledger, loadAccount } from './ledger.js';
 import { type Account, costOf, type LedgerEntry } from './model.js';
+import { readCursor, writeCursor } from './page-cursor.js';
 import { PRICES } from './pricing.js';
 import type { Input, Output } from './schemas.js';
 import type { StorePort } from './store-port.js';
@@ -88,11 +89,18 @@ export function createAccounts(store: StorePort, ledger: Ledger, clock: Clock) {
     agentId: string,
     input: Input<'TransactionsInput'>,
   ): Promise<Output<'TransactionsOutput'>> {
-    const [account, entries] = await store.read(async (reader) =>
-      Promise.all([loadAccount(reader, agentId), reader.listLedger(agentId, input.limit)]),
-    );
-    const list = entries.map(toTransactionView);
-    return { transactions: list, count: list.length, credit_balance_cents: account.balanceCents };
+    const before = input.cursor === undefined ? undefined : readCursor(input.cursor, ledgerPosition);
+    const [account, page] = await Promise.all([
+      store.read((reader) => loadAccount(reader, agentId)),
+      store.ledgerPage(agentId, { limit: input.limit, ...(before === undefined ? {} : { before }) }),
+    ]);
+    const list = page.entries.map(toTransactionView);
+    return {
+      transactions: list,
+      count: list.length,
+      credit_balance_cents: account.balanceCents,
+      next_cursor: page.next === undefined ? null : writeCursor({ b: page.next }),
+    };
   }
 
   /** Account and recent ledger entries in one view (the MCP `account_info` tool and resource). */
@@ -164,6 +172,11 @@ export function createAccounts(store: StorePort, ledger: Ledger, clock: Clock) {
 }
 
 export type Accounts = ReturnType<typeof createAccounts>;
+
+/** A ledger cursor's position: a positive integer. */
+function ledgerPosition(body: Record<string, unknown>): number | undefined {
+  return Number.isSafeInteger(body.b) && (body.b as number) > 0 ? (body.b as number) : undefined;
+}
 
 function toTransactionView(entry: LedgerEntry) {
   return {

@@ -12,9 +12,11 @@ import { createLiveData } from './live-data.js';
 import type { LiveCache, LiveDataSource } from './live-port.js';
 import { createMemories } from './memories.js';
 import { createMemoryTransfer } from './memory-transfer.js';
+import { createOperatorViews } from './operator-views.js';
 import { createSchemas } from './schemas.js';
 import { SemanticIndex } from './semantic-index.js';
 import type { StorePort } from './store-port.js';
+import { createUsage, LiveUsageTally } from './usage.js';
 
 export interface CoreDeps {
   store: StorePort;
@@ -24,16 +26,19 @@ export interface CoreDeps {
   limits?: Limits;
   /** Semantic search's embeddings (AC_EMBEDDINGS_URL); without it, search is lexical only. */
   embedder?: Embedder;
-  /** Failures of background work (embedding), for the log. */
-  onBackgroundError?: (err: unknown) => void;
+  /** Failures of background work (embedding, usage counts), for the log: the error and what failed. */
+  onBackgroundError?: (err: unknown, work: string) => void;
 }
 
 export function createCore(deps: CoreDeps) {
   const clock = deps.clock ?? systemClock;
   const limits = deps.limits ?? DEFAULT_LIMITS;
   const ledger = createLedger(deps.store, clock, limits);
+  const onBackgroundError = deps.onBackgroundError ?? (() => undefined);
+  const tally = new LiveUsageTally(deps.store, clock, (err) => onBackgroundError(err, 'usage counts: flush'));
+  const liveData = createLiveData(deps.store, ledger, deps.cache, deps.live, clock);
   const semantic = deps.embedder
-    ? new SemanticIndex(deps.embedder, deps.onBackgroundError ?? (() => undefined))
+    ? new SemanticIndex(deps.embedder, (err) => onBackgroundError(err, 'semantic search: embedding'))
     : undefined;
   return {
     limits,
@@ -43,7 +48,16 @@ export function createCore(deps: CoreDeps) {
     transfer: createMemoryTransfer(deps.store, ledger, clock, limits, semantic),
     /** Semantic search's vectors, when AC_EMBEDDINGS_URL is set. */
     semantic,
-    liveData: createLiveData(deps.store, ledger, deps.cache, deps.live, clock),
+    liveData: {
+      /** Live data, each answer counted by how it was served (usage.ts). */
+      fetchData: async (...args: Parameters<typeof liveData.fetchData>) => {
+        const answer = await liveData.fetchData(...args);
+        tally.count(args[0], answer.cache_state);
+        return answer;
+      },
+    },
+    usage: createUsage(deps.store, ledger, clock, tally),
+    operator: createOperatorViews(deps.store, deps.live, deps.cache, clock, tally),
     idempotency: createIdempotency(deps.store, clock),
   };
 }

@@ -204,7 +204,7 @@ export function createLedger(
     });
   }
 
-  return { spentToday, checkCanSpend, credit, debit, changePlan, runCharged };
+  return { dailyLimitOf, spentToday, checkCanSpend, credit, debit, changePlan, runCharged };
 }
 
 export type Ledger = ReturnType<typeof createLedger>;

@@ -4,7 +4,7 @@
  * and `cached_at` included. The flow that fetches, waits and charges is live-data.ts.
  */
 import type { CachedLiveResult } from './live-port.js';
-import type { QueryType } from './model.js';
+import type { CacheState, QueryType } from './model.js';
 import type { Output } from './schemas.js';
 
 /** Unicode NFKC, trimmed, lower-cased, inner whitespace collapsed. */
@@ -19,8 +19,7 @@ export function cacheKey(type: QueryType, normalizedQuery: string): string {
 /** `cache_minutes` meaning "a cached result of any age, or nothing". */
 export const CACHED_ONLY = -1;
 
-/** How an answer was served: fetched for it, from the cache, stale-if-error, or another request's fetch. */
-export type CacheState = 'fresh' | 'hit' | 'stale' | 'shared_flight';
+export type { CacheState };
 
 export interface Served {
   fromCache: boolean;

@@ -30,6 +30,20 @@ export interface LiveResult {
  */
 export interface LiveDataSource {
   fetch(type: QueryType, query: string): Promise<LiveResult>;
+  /** How each provider of each chain is doing, for the operator (absent on sources without providers). */
+  status?(): ProviderStatus[];
+}
+
+/** One provider of one chain, as the operator sees it. */
+export interface ProviderStatus {
+  /** The chain: a query type, `geocoding`, or `<kind> price`. */
+  chain: string;
+  id: string;
+  breaker: 'closed' | 'open' | 'half-open';
+  /** Its latest failures in this process, newest first (a few). */
+  recentFailures: { at: string; message: string }[];
+  /** Its token bucket: calls it may make now, of at most `capacity`. */
+  tokens: { available: number; capacity: number };
 }
 
 export interface CachedLiveResult extends LiveResult {
@@ -70,5 +84,7 @@ export interface LiveCache {
   waitFor(key: string, after: string | undefined): Promise<CachedLiveResult | undefined>;
   /** Ends this process's lease of `key`, after `set` or on failure. Never rejects (a lease also expires). */
   endFlight(key: string): Promise<void>;
+  /** How many results the cache holds (every instance's, on a shared cache). */
+  entries(): Promise<number>;
   close(): void;
 }

@@ -3,6 +3,10 @@
 export const MEMORY_TYPES = ['context', 'preference', 'workflow', 'fact'] as const;
 export type MemoryType = (typeof MEMORY_TYPES)[number];
 
+/** How a live-data answer was served: fetched for it, from the cache, stale-if-error, or another request's fetch. */
+export const CACHE_STATES = ['fresh', 'hit', 'stale', 'shared_flight'] as const;
+export type CacheState = (typeof CACHE_STATES)[number];
+
 export const QUERY_TYPES = ['news', 'search', 'weather', 'price'] as const;
 export type QueryType = (typeof QUERY_TYPES)[number];
 

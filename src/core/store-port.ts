@@ -2,7 +2,15 @@
  * The persistence port. The core sees only this; adapters (JSON file now, PostgreSQL later) implement it.
  * Methods are asynchronous so that a database adapter fits the same shape.
  */
-import type { Account, IdempotencyRecord, LedgerEntry, Memory, MemoryType, MemoryVersion } from './model.js';
+import type {
+  Account,
+  CacheState,
+  IdempotencyRecord,
+  LedgerEntry,
+  Memory,
+  MemoryType,
+  MemoryVersion,
+} from './model.js';
 
 export interface MemoryFilter {
   type?: MemoryType;
@@ -52,6 +60,60 @@ export interface MemoryPage {
   hits: MemoryHit[];
   /** How many memories match the query's conditions, on every page. */
   total: number;
+}
+
+/** How many live-data answers an agent got on one UTC day, served one way. */
+export interface LiveUsageCount {
+  agentId: string;
+  /** The UTC day, YYYY-MM-DD. */
+  day: string;
+  state: CacheState;
+  count: number;
+}
+
+/** An agent's charges of one operation on one UTC day. */
+export interface LedgerUsage {
+  /** The UTC day, YYYY-MM-DD. */
+  day: string;
+  operation: string;
+  /** How many ledger entries charged for it. */
+  charges: number;
+  /** What they cost (`costOf`): charges the unlimited plan covered count too. */
+  spentCents: number;
+}
+
+/** One page of an agent's ledger, newest first. */
+export interface LedgerPage {
+  entries: LedgerEntry[];
+  /** Where the next page starts (pass it as `before`), when more entries follow. */
+  next?: number;
+}
+
+/** One page of accounts in e-mail order, with how many match in all. */
+export interface AccountPage {
+  accounts: Account[];
+  total: number;
+}
+
+/**
+ * Reads for people looking at an account or at the service (the usage endpoint, the console, the
+ * operator): of committed state, outside transactions, never on a hot path.
+ */
+export interface StoreReports {
+  /**
+   * The agent's ledger entries, newest first, at most `limit`, those older than the position `before` (a
+   * page's `next`) when given.
+   */
+  ledgerPage(agentId: string, page: { limit: number; before?: number }): Promise<LedgerPage>;
+  /** The agent's charges (not credits nor plan changes) at or after `since` (ISO), per UTC day and operation. */
+  ledgerUsage(agentId: string, since: string): Promise<LedgerUsage[]>;
+  /** Live-data answer counts from the UTC day `sinceDay` (YYYY-MM-DD) on: of one agent, or of every agent. */
+  liveUsage(agentId: string | undefined, sinceDay: string): Promise<LiveUsageCount[]>;
+  /**
+   * Accounts in e-mail order (of code units; e-mails are lower-cased ASCII), those after the e-mail `after`,
+   * whose e-mail contains `emailContains` when given, at most `limit`; `total` counts every match.
+   */
+  listAccounts(page: { limit: number; after?: string; emailContains?: string }): Promise<AccountPage>;
 }
 
 /** Reads of committed state. */
@@ -122,6 +184,8 @@ export interface StoreTx extends StoreReader {
    * longer this request's, so that a key never charges twice.
    */
   putIdempotency(record: IdempotencyRecord, claimToken?: string): Promise<void>;
+  /** Adds live-data answer counts to the agent's (and day's, and state's) running counts. */
+  addLiveUsage(counts: readonly LiveUsageCount[]): Promise<void>;
 }
 
 /** What a claim on an idempotency key found. */
@@ -151,7 +215,7 @@ export interface IdempotencyClaimRequest {
 
 export type StoreHealth = 'ok' | 'failed' | 'unreachable' | 'closed';
 
-export interface StorePort {
+export interface StorePort extends StoreReports {
   /**
    * Runs `work` as one atomic, isolated step: no other transaction interleaves with it, and its writes are
    * durable before the returned promise resolves. If `work` throws, nothing it wrote is kept.

@@ -90,6 +90,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
         operations,
         documents: DOCUMENTS,
         readiness,
+        adminApi: Boolean(options.adminToken),
       });
       const answer = doc.respond?.(body);
       if (answer) res.status(answer.status).set(answer.headers ?? {});

@@ -6,7 +6,13 @@
 import { z } from 'zod';
 import { PRICES, SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
 import { PING_PATH } from '../server-paths.js';
-import { AUTH_DESCRIPTION, agentFacing, type DocumentRoute, type Readiness } from './document-context.js';
+import {
+  AUTH_DESCRIPTION,
+  agentFacing,
+  type DocumentRoute,
+  type Readiness,
+  WEB_PAGES,
+} from './document-context.js';
 import { buildLlmsTxt } from './llms-txt.js';
 import { buildOpenApi } from './openapi.js';
 
@@ -25,6 +31,7 @@ export const PingOutput = z.object({
     free_credits_on_signup_cents: z.int(),
   }),
   auth: z.string(),
+  admin_api: z.boolean().describe('Whether the operator endpoints (and the console operator view) are on.'),
 });
 
 export const ReadyOutput = z.object({
@@ -60,9 +67,10 @@ export const DOCUMENTS: readonly DocumentRoute[] = [
     path: PING_PATH,
     summary: 'Health, version, pricing and the map of operations. Free, no key.',
     output: PingOutput,
-    render: ({ operations, documents }): z.input<typeof PingOutput> => {
+    render: ({ operations, documents, adminApi }): z.input<typeof PingOutput> => {
       const agentApi: Record<string, { method: string; path: string }> = {};
       for (const doc of documents) agentApi[doc.name] = { method: 'GET', path: doc.path };
+      for (const page of WEB_PAGES) agentApi[page.name] = { method: 'GET', path: page.path };
       for (const op of agentFacing(operations))
         agentApi[op.name] = { method: op.http.method, path: op.http.path };
       return {
@@ -78,6 +86,7 @@ export const DOCUMENTS: readonly DocumentRoute[] = [
           free_credits_on_signup_cents: PRICES.starterCredit,
         },
         auth: AUTH_DESCRIPTION,
+        admin_api: adminApi,
       };
     },
   },

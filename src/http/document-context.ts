@@ -14,7 +14,25 @@ export interface DocumentContext {
   documents: readonly DocumentRoute[];
   /** Whether the service can take work now (for the readiness document). */
   readiness: () => Promise<Readiness>;
+  /** Whether the operator's endpoints are on (AC_ADMIN_TOKEN is set). */
+  adminApi: boolean;
 }
+
+/** The pages the service serves for people (src/http/web-routes.ts), listed by ping and llms.txt. */
+export const WEB_PAGES = [
+  {
+    name: 'console',
+    path: '/console',
+    summary:
+      'The web console: sign in with your API key to see balance, usage and the ledger, manage memories ' +
+      'and run live-data queries.',
+  },
+  {
+    name: 'api_reference',
+    path: '/docs',
+    summary: 'This API as a readable reference page, with a try-it panel that uses the console key.',
+  },
+] as const;
 
 /**
  * `ready`, or why not: shutting down, the store failed (needs a restart), its database cannot be reached

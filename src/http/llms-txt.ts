@@ -3,7 +3,7 @@
  */
 import { costFigures, type RestOperation } from '../core/operations.js';
 import { PRICES, SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
-import { AUTH_DESCRIPTION, agentFacing, type DocumentContext } from './document-context.js';
+import { AUTH_DESCRIPTION, agentFacing, type DocumentContext, WEB_PAGES } from './document-context.js';
 import { jsonSchema } from './openapi.js';
 
 function fieldLines(op: RestOperation): string[] {
@@ -60,6 +60,10 @@ export function buildLlmsTxt(ctx: DocumentContext): string {
       '400 bad input, 401 missing or unknown key, 402 not enough credit (with required_cents and ' +
       'credit_balance_cents), 403 agent_key differs from the header key or memory quota reached, 404 not found, ' +
       '409 e-mail already registered, 413 body too large, 415 body not JSON, 502/504 upstream failed or timed out.',
+    '',
+    '## Pages for people',
+    '',
+    ...WEB_PAGES.map((page) => `- ${ctx.baseUrl}${page.path}: ${page.summary}`),
     '',
     '## Operations',
   ];

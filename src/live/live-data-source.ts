@@ -143,8 +143,11 @@ export function createChains(config: LiveConfig, options: ChainOptions = {}): Li
 }
 
 export function createLiveDataSource(config: LiveConfig, options: ChainOptions = {}): LiveDataSource {
-  const { prices, geocoding: _, ...chains } = createChains(config, options);
+  const all = createChains(config, options);
+  const { prices, geocoding: _, ...chains } = all;
+  const everyChain = [all.news, all.search, all.weather, all.geocoding, ...prices.values()];
   return {
+    status: () => everyChain.flatMap((chain) => chain.status()),
     async fetch(type: QueryType, query: string): Promise<LiveResult> {
       if (type === 'price') {
         const parsed = parsePriceQuery(query, { stocks: prices.has('stock') });

@@ -12,7 +12,7 @@
  * blamed, and it is tried again after the wait.
  */
 import { AppError, type ErrorDetails } from '../core/errors.js';
-import type { LiveResult } from '../core/live-port.js';
+import type { LiveResult, ProviderStatus } from '../core/live-port.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import { TokenBucket } from './token-bucket.js';
 
@@ -57,7 +57,20 @@ export interface ChainOptions {
   breaker?: { threshold?: number; pauseMs?: number };
   /** Whether a valid result holds nothing (news or search without hits); default: never. */
   isEmpty?: (result: LiveResult) => boolean;
+  /** Told of every upstream call's outcome and duration (for metrics). */
+  onCall?: (call: ProviderCall) => void;
 }
+
+/** One call of one provider, as `onCall` hears of it. */
+export interface ProviderCall {
+  chain: string;
+  provider: string;
+  outcome: 'ok' | 'empty' | 'not_found' | 'failed' | 'timeout';
+  seconds: number;
+}
+
+/** How many recent failures of each provider the chain keeps for the operator. */
+const FAILURES_KEPT = 5;
 
 const timer = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -65,6 +78,8 @@ interface Guarded<Q> {
   provider: Provider<Q>;
   breaker: CircuitBreaker;
   bucket: TokenBucket;
+  /** Newest first, at most FAILURES_KEPT. */
+  failures: { at: string; message: string }[];
 }
 
 export class ProviderChain<Q = string> {
@@ -73,6 +88,7 @@ export class ProviderChain<Q = string> {
   private readonly now: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly isEmpty: (result: LiveResult) => boolean;
+  private readonly onCall: (call: ProviderCall) => void;
 
   constructor(
     readonly label: string,
@@ -83,10 +99,12 @@ export class ProviderChain<Q = string> {
     this.budgetMs = options.budgetMs ?? 15_000;
     this.sleep = options.sleep ?? timer;
     this.isEmpty = options.isEmpty ?? (() => false);
+    this.onCall = options.onCall ?? (() => undefined);
     this.guarded = providers.map((provider) => ({
       provider,
       breaker: new CircuitBreaker({ ...options.breaker, now: this.now }),
       bucket: new TokenBucket(provider.perMinute, provider.burst, this.now),
+      failures: [],
     }));
   }
 
@@ -99,6 +117,17 @@ export class ProviderChain<Q = string> {
     return Object.fromEntries(this.guarded.map((g) => [g.provider.id, g.breaker.state]));
   }
 
+  /** Each provider's breaker, recent failures and token bucket, for the operator. */
+  status(): ProviderStatus[] {
+    return this.guarded.map((g) => ({
+      chain: this.label,
+      id: g.provider.id,
+      breaker: g.breaker.state,
+      recentFailures: [...g.failures],
+      tokens: g.bucket.level(),
+    }));
+  }
+
   async fetch(query: Q, options: FetchOptions = {}): Promise<LiveResult> {
     const deadline = Math.min(options.deadline ?? Number.POSITIVE_INFINITY, this.now() + this.budgetMs);
     const failures: AppError[] = [];
@@ -108,7 +137,8 @@ export class ProviderChain<Q = string> {
     for (;;) {
       /** The shortest wait for a token among providers skipped only for lack of one. */
       let tokenWait: number | undefined;
-      for (const { provider, breaker, bucket } of this.guarded) {
+      for (const guarded of this.guarded) {
+        const { provider, breaker, bucket } = guarded;
         if (this.now() >= deadline) break;
         if (asked.includes(provider.id) || !breaker.allow()) continue;
         if (!bucket.tryTake()) {
@@ -117,9 +147,18 @@ export class ProviderChain<Q = string> {
           continue;
         }
         asked.push(provider.id);
+        const started = this.now();
+        const heard = (outcome: ProviderCall['outcome']) =>
+          this.onCall({
+            chain: this.label,
+            provider: provider.id,
+            outcome,
+            seconds: (this.now() - started) / 1000,
+          });
         try {
           const result = await provider.fetch(query, deadline);
           breaker.success();
+          heard(this.isEmpty(result) ? 'empty' : 'ok');
           if (this.isEmpty(result)) {
             empty ??= result; // another provider may have what this one lacks
             continue;
@@ -136,12 +175,16 @@ export class ProviderChain<Q = string> {
           }
           const error = err instanceof AppError ? err : new AppError('upstream_failed', String(err), {}, err);
           if (error.code === 'not_found') {
+            heard('not_found');
             breaker.success(); // the upstream works; it just does not know this query
             notFound ??= error;
             continue;
           }
           const retryAfter = error.details.retry_after_s;
           breaker.failure(typeof retryAfter === 'number' ? retryAfter : undefined);
+          heard(error.code === 'upstream_timeout' ? 'timeout' : 'failed');
+          guarded.failures.unshift({ at: new Date(this.now()).toISOString(), message: error.message });
+          guarded.failures.length = Math.min(guarded.failures.length, FAILURES_KEPT);
           failures.push(error);
         }
       }

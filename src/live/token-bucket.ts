@@ -42,6 +42,12 @@ export class TokenBucket {
     this.tokens = Math.min(this.burst, this.tokens + 1);
   }
 
+  /** Tokens now, of at most `capacity`. */
+  level(): { available: number; capacity: number } {
+    this.refill();
+    return { available: this.tokens, capacity: this.burst };
+  }
+
   /** Milliseconds until a token is available: 0 when one is now, otherwise at least 1. */
   msUntilToken(): number {
     this.refill();

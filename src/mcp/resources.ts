@@ -1,5 +1,6 @@
 /**
- * MCP resources: the agent's account (`ac://account`, free) and its memories (`ac://memory/{memory_key}`,
+ * MCP resources: the agent's account (`ac://account`, free), its usage (`ac://usage`, free: the REST
+ * `account_usage` entry), its memories (`ac://memory/{memory_key}`,
  * listing free, reading charged like memory_retrieve). Reads run the operation table's `account_info` and
  * `memory_retrieve` entries, so price and validation are the tools'. A resource read has no isError
  * result, so a failure is a JSON-RPC error whose message is the sentence a tool would give and whose data
@@ -62,6 +63,7 @@ export function registerMemoryResources(server: McpServer, deps: ResourceDeps): 
   const accountInfo = operation('account_info');
   const retrieve = operation('memory_retrieve');
   const exportOp = operation('memory_export');
+  const usage = operation('account_usage');
 
   server.registerResource(
     'memories-export',
@@ -107,6 +109,22 @@ export function registerMemoryResources(server: McpServer, deps: ResourceDeps): 
     async (uri, extra) => {
       const info = await run(accountInfo, {}, extra);
       return { contents: [{ uri: uri.href, mimeType: JSON_MIME, text: JSON.stringify(info) }] };
+    },
+  );
+
+  server.registerResource(
+    'usage',
+    'ac://usage',
+    {
+      title: 'Usage',
+      description:
+        'What you spent per day over the last 30 days and per operation, today against the daily limit, and ' +
+        'how your live data was served (the cache-hit rate). Free.',
+      mimeType: JSON_MIME,
+    },
+    async (uri, extra) => {
+      const figures = await run(usage, {}, extra);
+      return { contents: [{ uri: uri.href, mimeType: JSON_MIME, text: JSON.stringify(figures) }] };
     },
   );
 

@@ -3,6 +3,7 @@
  * also what a journal would record.
  */
 import type { Account, IdempotencyRecord, LedgerEntry, Memory, MemoryVersion } from '../core/model.js';
+import type { LiveUsageCount } from '../core/store-port.js';
 
 export type Change =
   | { op: 'account.put'; account: Account }
@@ -12,4 +13,5 @@ export type Change =
   | { op: 'memory.expiry'; agentId: string; key: string; expiresAt: string }
   | { op: 'idempotency.put'; record: IdempotencyRecord }
   | { op: 'history.put'; entry: MemoryVersion; keep: number }
-  | { op: 'history.drop'; agentId: string; key: string };
+  | { op: 'history.drop'; agentId: string; key: string }
+  | { op: 'usage.add'; counts: LiveUsageCount[] };

@@ -12,8 +12,12 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../core/errors.js';
 import { isLive } from '../core/model.js';
 import type {
+  AccountPage,
   IdempotencyClaim,
   IdempotencyClaimRequest,
+  LedgerPage,
+  LedgerUsage,
+  LiveUsageCount,
   StoreHealth,
   StorePort,
   StoreReader,
@@ -140,6 +144,22 @@ export class StateStore implements StorePort {
     // What this read can see must be on disk before it answers: wait for the last commit's flush.
     await this.persistence.waitFor(this.seq);
     return work(this.state);
+  }
+
+  ledgerPage(agentId: string, page: { limit: number; before?: number }): Promise<LedgerPage> {
+    return this.read(async () => this.state.ledgerPage(agentId, page));
+  }
+
+  ledgerUsage(agentId: string, since: string): Promise<LedgerUsage[]> {
+    return this.read(async () => this.state.ledgerUsage(agentId, since));
+  }
+
+  liveUsage(agentId: string | undefined, sinceDay: string): Promise<LiveUsageCount[]> {
+    return this.read(async () => this.state.liveUsageSince(agentId, sinceDay));
+  }
+
+  listAccounts(page: { limit: number; after?: string; emailContains?: string }): Promise<AccountPage> {
+    return this.read(async () => this.state.accountPage(page));
   }
 
   async claimIdempotency(request: IdempotencyClaimRequest): Promise<IdempotencyClaim> {

@@ -11,7 +11,7 @@ import {
   type Memory,
   type MemoryVersion,
 } from '../core/model.js';
-import type { MemoryFilter, MemoryQuery, StoreTx } from '../core/store-port.js';
+import type { LiveUsageCount, MemoryFilter, MemoryQuery, StoreTx } from '../core/store-port.js';
 import type { Change } from './changes.js';
 import { runMemoryQuery } from './memory-query.js';
 import { MemorySearchIndex } from './memory-search-index.js';
@@ -157,6 +157,10 @@ export class StateTx implements StoreTx {
   async dropMemoryVersions(agentId: string, key: string) {
     this.history.set(idempotencySlot(agentId, key), []);
     this.changes.push({ op: 'history.drop', agentId, key });
+  }
+
+  async addLiveUsage(counts: readonly LiveUsageCount[]) {
+    if (counts.length > 0) this.changes.push({ op: 'usage.add', counts: [...counts] });
   }
 
   private written(agentId: string): Map<string, Memory | null> {

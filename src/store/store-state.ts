@@ -14,11 +14,20 @@ import {
   type Memory,
   type MemoryVersion,
 } from '../core/model.js';
-import type { MemoryFilter, MemoryQuery, StoreReader } from '../core/store-port.js';
+import type { LiveUsageCount, MemoryFilter, MemoryQuery, StoreReader } from '../core/store-port.js';
 import type { Change } from './changes.js';
 import { runMemoryQuery } from './memory-query.js';
 import { MemorySearchIndex } from './memory-search-index.js';
 import { byKey, countLive, newestFirst, newestVersions, withVersion } from './record-lists.js';
+import {
+  accountPageOf,
+  addLiveUsage,
+  firstAtOrAfter,
+  type LiveUsageTable,
+  ledgerPageOf,
+  ledgerUsageOf,
+  liveUsageOf,
+} from './report-lists.js';
 
 /** The file format: arrays of records, readable by a person. */
 export interface Snapshot {
@@ -32,6 +41,8 @@ export interface Snapshot {
   idempotency?: IdempotencyRecord[];
   /** Memory histories, each key's oldest first; absent in snapshots written before histories existed. */
   history?: MemoryVersion[];
+  /** Live-data answer counts per agent, day and state; absent in snapshots written before they existed. */
+  liveUsage?: LiveUsageCount[];
 }
 
 export const EMPTY_SNAPSHOT: Snapshot = { format: 'agent-context/1', accounts: [], memories: [], ledger: [] };
@@ -52,6 +63,7 @@ export class StoreState implements StoreReader {
   private readonly idempotency = new Map<string, IdempotencyRecord>();
   /** Per agent, its ranked-search index: built at its first ranked query, then kept in step with each change. */
   private readonly searchIndexes = new Map<string, MemorySearchIndex>();
+  private readonly liveUsage: LiveUsageTable = new Map();
 
   static fromSnapshot(snapshot: Snapshot): StoreState {
     const state = new StoreState();
@@ -61,6 +73,7 @@ export class StoreState implements StoreReader {
     for (const record of snapshot.idempotency ?? []) state.apply({ op: 'idempotency.put', record });
     for (const entry of snapshot.history ?? [])
       state.apply({ op: 'history.put', entry, keep: Number.POSITIVE_INFINITY });
+    if (snapshot.liveUsage) state.apply({ op: 'usage.add', counts: snapshot.liveUsage });
     return state;
   }
 
@@ -77,6 +90,7 @@ export class StoreState implements StoreReader {
       ledger,
       idempotency: [...this.idempotency.values()],
       history: [...this.history.values()].flat(),
+      liveUsage: liveUsageOf(this.liveUsage, undefined, ''),
     };
   }
 
@@ -93,6 +107,9 @@ export class StoreState implements StoreReader {
         this.idByEmail.set(change.account.email, change.account.id);
         return;
       }
+      case 'usage.add':
+        addLiveUsage(this.liveUsage, change.counts);
+        return;
       case 'ledger.append': {
         const { agentId } = change.entry;
         let entries = this.ledger.get(agentId);
@@ -228,14 +245,24 @@ export class StoreState implements StoreReader {
     const totals = this.costTotals.get(agentId);
     if (!entries || !totals || entries.length === 0) return 0;
     // Entries are appended in time order: find the first at or after `since`.
-    let lo = 0;
-    let hi = entries.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((entries[mid] as LedgerEntry).at < since) lo = mid + 1;
-      else hi = mid;
-    }
+    const lo = firstAtOrAfter(entries, since);
     return (totals.at(-1) ?? 0) - (lo === 0 ? 0 : (totals[lo - 1] as number));
+  }
+
+  ledgerPage(agentId: string, page: { limit: number; before?: number }) {
+    return ledgerPageOf(this.ledger.get(agentId) ?? [], page);
+  }
+
+  ledgerUsage(agentId: string, since: string) {
+    return ledgerUsageOf(this.ledger.get(agentId) ?? [], since);
+  }
+
+  liveUsageSince(agentId: string | undefined, sinceDay: string) {
+    return liveUsageOf(this.liveUsage, agentId, sinceDay);
+  }
+
+  accountPage(page: { limit: number; after?: string; emailContains?: string }) {
+    return accountPageOf(this.accounts.values(), page);
   }
 
   async listMemoryVersions(agentId: string, key: string, limit: number) {

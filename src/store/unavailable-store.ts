@@ -12,6 +12,10 @@ export function unavailableStore(message: string): StorePort {
   return {
     transact: fail,
     read: fail,
+    ledgerPage: fail,
+    ledgerUsage: fail,
+    liveUsage: fail,
+    listAccounts: fail,
     claimIdempotency: fail,
     releaseIdempotency: async () => undefined,
     close: async () => undefined,

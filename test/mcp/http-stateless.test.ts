@@ -175,6 +175,7 @@ describe('MCP over Streamable HTTP on a shared PostgreSQL store (stateless)', ()
     expect((await client.listResources()).resources.map((r) => r.uri)).toEqual([
       'ac://memories.ndjson',
       'ac://account',
+      'ac://usage',
     ]);
     expect((await client.listPrompts()).prompts).toHaveLength(1);
     const call = { name: 'memory_store', arguments: { memory_key: 'k', memory_value: 'v' } };

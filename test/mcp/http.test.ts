@@ -32,6 +32,7 @@ describe('MCP over Streamable HTTP', () => {
     expect((await client.listResources()).resources.map((r) => r.uri)).toEqual([
       'ac://memories.ndjson',
       'ac://account',
+      'ac://usage',
     ]);
     expect((await client.listPrompts()).prompts).toHaveLength(1);
     const res = await client.callTool({

@@ -218,6 +218,7 @@ describe('MCP tools', () => {
     expect(resources.map((r) => r.uri)).toEqual([
       'ac://memories.ndjson',
       'ac://account',
+      'ac://usage',
       'ac://memory/notes%2Ftoday',
     ]);
     const account = await c.readResource({ uri: 'ac://account' });
@@ -230,6 +231,20 @@ describe('MCP tools', () => {
       cost_cents: 1,
       credit_balance_cents: 48,
     });
+    // Usage, free: the store and the read above, and a live-data answer fetched then served from the cache.
+    await call('data_fetch', { query_type: 'weather', query: 'usage town' }, c);
+    await call('data_fetch', { query_type: 'weather', query: 'usage town' }, c);
+    const usage = JSON.parse(
+      ((await c.readResource({ uri: 'ac://usage' })).contents[0] as { text: string }).text,
+    );
+    expect(usage.days).toHaveLength(30);
+    expect(usage.operations).toEqual([
+      { operation: 'data', charges: 1, spent_cents: 2 },
+      { operation: 'memory_retrieve', charges: 1, spent_cents: 1 },
+      { operation: 'memory_store', charges: 1, spent_cents: 1 },
+    ]);
+    expect(usage.live_data).toMatchObject({ answers: 2, fresh: 1, hit: 1, cache_hit_rate: 0.5 });
+    expect(usage.credit_balance_cents).toBe(46);
     await expect(c.readResource({ uri: 'ac://memory/absent' })).rejects.toThrow(
       /No memory with memory_key "absent"/,
     );
@@ -237,8 +252,10 @@ describe('MCP tools', () => {
     expect((await anonymous.listResources()).resources.map((r) => r.uri)).toEqual([
       'ac://memories.ndjson',
       'ac://account',
+      'ac://usage',
     ]);
     await expect(anonymous.readResource({ uri: 'ac://account' })).rejects.toThrow(/Missing API key/);
+    await expect(anonymous.readResource({ uri: 'ac://usage' })).rejects.toThrow(/Missing API key/);
   });
 
   it('declares logging and offers a prompt', async () => {

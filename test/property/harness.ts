@@ -143,6 +143,7 @@ const TABLES = [
   'ledger',
   'memories',
   'memory_history',
+  'live_usage',
   'idempotency',
   'live_cache',
   'live_flights',

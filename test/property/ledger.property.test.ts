@@ -1651,6 +1651,7 @@ async function checkViews(h: Harness, model: Model): Promise<void> {
       transactions: newest.map(transactionView),
       count: newest.length,
       credit_balance_cents: agent.balance,
+      next_cursor: (dump.ledger[account.id]?.length ?? 0) > limit ? expect.any(String) : null,
     });
   }
 }

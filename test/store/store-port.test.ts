@@ -111,6 +111,95 @@ for (const adapter of adapters) {
       return opened;
     };
 
+    it('reports: ledger pages newest first, charges per UTC day and operation, credits left out', async () => {
+      const { store, reopen } = await open();
+      await withAgents(store, 'r', 'other');
+      const at = (day: string, n: number, operation: LedgerEntry['operation'], cents: number) => ({
+        ...entry('r', n),
+        id: `txn_r${n}`,
+        at: `2026-11-${day}T10:00:0${n % 10}.000Z`,
+        operation,
+        amountCents: operation === 'top_up' ? cents : -cents,
+        costCents: operation === 'top_up' ? undefined : cents,
+      });
+      await store.transact(async (tx) => {
+        await tx.appendLedger(at('20', 1, 'memory_store', 1));
+        await tx.appendLedger(at('21', 2, 'top_up', 25));
+        await tx.appendLedger(at('21', 3, 'data', 2));
+        await tx.appendLedger(at('21', 4, 'memory_store', 1));
+        await tx.appendLedger(at('21', 5, 'memory_store', 1));
+        await tx.appendLedger({ ...entry('other', 9), id: 'txn_other', at: '2026-11-21T11:00:00.000Z' });
+      });
+      const check = async (s: StorePort) => {
+        const first = await s.ledgerPage('r', { limit: 2 });
+        expect(first.entries.map((e) => e.id)).toEqual(['txn_r5', 'txn_r4']);
+        expect(first.next).toBeDefined();
+        const second = await s.ledgerPage('r', { limit: 2, before: first.next as number });
+        expect(second.entries.map((e) => e.id)).toEqual(['txn_r3', 'txn_r2']);
+        const last = await s.ledgerPage('r', { limit: 2, before: second.next as number });
+        expect(last.entries.map((e) => e.id)).toEqual(['txn_r1']);
+        expect(last.next).toBeUndefined();
+        expect((await s.ledgerPage('nobody', { limit: 5 })).entries).toEqual([]);
+        const usage = await s.ledgerUsage('r', '2026-11-21T00:00:00.000Z');
+        expect(usage.sort((a, b) => a.operation.localeCompare(b.operation))).toEqual([
+          { day: '2026-11-21', operation: 'data', charges: 1, spentCents: 2 },
+          { day: '2026-11-21', operation: 'memory_store', charges: 2, spentCents: 2 },
+        ]);
+        expect(await s.ledgerUsage('r', '2026-11-22T00:00:00.000Z')).toEqual([]);
+      };
+      await check(store);
+      if (reopen) await check(await reopen());
+    });
+
+    it('reports: live-data answer counts add up per agent, day and state', async () => {
+      const { store, reopen } = await open();
+      await withAgents(store, 'u', 'v');
+      await store.transact((tx) =>
+        tx.addLiveUsage([
+          { agentId: 'u', day: '2026-11-20', state: 'fresh', count: 2 },
+          { agentId: 'u', day: '2026-11-21', state: 'hit', count: 3 },
+          { agentId: 'v', day: '2026-11-21', state: 'hit', count: 1 },
+        ]),
+      );
+      await store.transact((tx) =>
+        tx.addLiveUsage([{ agentId: 'u', day: '2026-11-21', state: 'hit', count: 4 }]),
+      );
+      const check = async (s: StorePort) => {
+        const sorted = (rows: Awaited<ReturnType<StorePort['liveUsage']>>) =>
+          rows.sort((a, b) =>
+            `${a.agentId}${a.day}${a.state}`.localeCompare(`${b.agentId}${b.day}${b.state}`),
+          );
+        expect(sorted(await s.liveUsage('u', '2026-11-01'))).toEqual([
+          { agentId: 'u', day: '2026-11-20', state: 'fresh', count: 2 },
+          { agentId: 'u', day: '2026-11-21', state: 'hit', count: 7 },
+        ]);
+        expect(sorted(await s.liveUsage(undefined, '2026-11-21'))).toEqual([
+          { agentId: 'u', day: '2026-11-21', state: 'hit', count: 7 },
+          { agentId: 'v', day: '2026-11-21', state: 'hit', count: 1 },
+        ]);
+      };
+      await check(store);
+      if (reopen) await check(await reopen());
+    });
+
+    it('reports: accounts in e-mail order, after a cursor, filtered, with the total', async () => {
+      const { store } = await open();
+      await withAgents(store, 'zed', 'amy', 'bo', 'amos');
+      const page = await store.listAccounts({ limit: 2 });
+      expect(page.accounts.map((a) => a.email)).toEqual(['amos@example.com', 'amy@example.com']);
+      expect(page.total).toBe(4);
+      const next = await store.listAccounts({ limit: 5, after: 'amy@example.com' });
+      expect(next.accounts.map((a) => a.email)).toEqual(['bo@example.com', 'zed@example.com']);
+      const filtered = await store.listAccounts({ limit: 1, emailContains: 'am' }); // 'exAMple' too
+      expect(filtered.accounts.map((a) => a.id)).toEqual(['amos']);
+      expect(filtered.total).toBe(4);
+      expect(
+        (await store.listAccounts({ limit: 5, emailContains: 'amo' })).accounts.map((a) => a.id),
+      ).toEqual(['amos']);
+      // A fragment is text, not a pattern.
+      expect((await store.listAccounts({ limit: 5, emailContains: '%' })).total).toBe(0);
+    });
+
     it('commits all writes of a transaction together and finds accounts by id, key hash and e-mail', async () => {
       const { store } = await open();
       await store.transact(async (tx) => {

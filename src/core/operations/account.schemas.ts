@@ -5,7 +5,16 @@
 import { z } from 'zod';
 import { EMAIL_PART_LENGTHS, emailDomain, isDisposableDomain } from '../email.js';
 import type { Limits } from '../limits.js';
-import { boundedInt, Cents, Email, PlanName, Timestamp, UTF16_UNITS } from './fields.js';
+import {
+  boundedInt,
+  Cents,
+  Email,
+  ListCursor,
+  NextCursor,
+  PlanName,
+  Timestamp,
+  UTF16_UNITS,
+} from './fields.js';
 
 /**
  * A new account's address: also within RFC 5321's part lengths, and not at a disposable-address provider
@@ -27,6 +36,9 @@ const RegisterEmail = Email.regex(EMAIL_PART_LENGTHS, {
       'E-mail address of the account (trimmed and lower-cased); not at a disposable (throwaway) address ' +
       'provider.',
   });
+
+/** The most days the usage endpoint shows. */
+export const USAGE_DAYS_MAX = 90;
 
 /** One ledger entry. */
 const Transaction = z.object({
@@ -101,11 +113,51 @@ export function createAccountSchemas(limits: Limits) {
       limit: boundedInt('limit', 1, limits.transactionsLimitMax, true)
         .default(limits.transactionsLimitDefault)
         .describe(`At most this many entries (1-${limits.transactionsLimitMax}), newest first.`),
+      cursor: ListCursor,
     }),
     TransactionsOutput: z.object({
       transactions: z.array(Transaction),
       count: z.int(),
       credit_balance_cents: Cents,
+      next_cursor: NextCursor,
+    }),
+
+    UsageInput: z.strictObject({
+      days: boundedInt('days', 1, USAGE_DAYS_MAX, true)
+        .default(30)
+        .describe(`How many UTC days to show, today included (1-${USAGE_DAYS_MAX}).`),
+    }),
+    UsageOutput: z.object({
+      since: Timestamp.describe('Midnight UTC at the start of the first day shown.'),
+      days: z
+        .array(z.object({ date: z.string(), spent_cents: Cents, charges: z.int() }))
+        .describe('One entry per UTC day, oldest first, today last; days without charges show 0.'),
+      operations: z
+        .array(z.object({ operation: z.string(), charges: z.int(), spent_cents: Cents }))
+        .describe('Charges over the days shown, per operation, the most spent first.'),
+      today: z.object({
+        date: z.string(),
+        spent_cents: Cents,
+        daily_limit_cents: Cents.nullable().describe("The plan's daily spending limit; null: none."),
+        resets_at: Timestamp,
+      }),
+      live_data: z
+        .object({
+          answers: z.int(),
+          fresh: z.int().describe('Fetched from an upstream for the request (charged).'),
+          hit: z.int().describe('Served from the cache.'),
+          stale: z.int().describe('An older cached result, served because the upstreams failed.'),
+          shared_flight: z.int().describe("Another request's fetch, joined while in flight."),
+          cache_hit_rate: z
+            .number()
+            .nullable()
+            .describe(
+              'Share of answers not fetched for the request (hit, stale, shared_flight); null: none.',
+            ),
+        })
+        .describe('Live-data answers over the days shown, by cache_state (counted within seconds).'),
+      credit_balance_cents: Cents,
+      plan: PlanName,
     }),
   };
 }

@@ -59,14 +59,28 @@ export function accountOperations(schemas: AccountSchemas, limits: Limits) {
       name: 'account_transactions',
       title: 'Ledger entries',
       http: { method: 'GET', path: '/api/ac/account/transactions' },
-      summary: 'List the ledger entries of the account, newest first.',
+      summary: 'List the ledger entries of the account, newest first, page by page.',
       description:
         'Returns credits and debits of the calling account, newest first, each with the balance after it and ' +
-        'the memory_key or query it concerned. Free.',
-      errors: ['forbidden'],
+        'the memory_key or query it concerned; pass next_cursor as cursor for the next page. Free.',
+      errors: ['forbidden', 'invalid_input'],
       input: schemas.TransactionsInput,
       output: schemas.TransactionsOutput,
       run: (core, agent, input) => core.accounts.transactions(agent, input),
+    }),
+    agentOperation({
+      name: 'account_usage',
+      title: 'Usage',
+      http: { method: 'GET', path: '/api/ac/account/usage' },
+      summary: 'Show spending per day and per operation, and how live data was served.',
+      description:
+        'Returns what the calling account spent on each UTC day of the last days (default 30, today last) and ' +
+        "per operation, today's spend against the daily limit, and how many live-data answers were fetched " +
+        'fresh or served from the cache (the cache-hit rate). Also the MCP resource ac://usage. Free.',
+      errors: ['forbidden'],
+      input: schemas.UsageInput,
+      output: schemas.UsageOutput,
+      run: (core, agent, input) => core.usage.usage(agent, input),
     }),
     agentOperation({
       name: 'account_info',

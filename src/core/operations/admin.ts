@@ -21,6 +21,36 @@ export function adminOperations(schemas: AdminSchemas) {
       run: (core, input) => core.accounts.addCredits(input),
     }),
     adminOperation({
+      name: 'admin_accounts',
+      title: 'List accounts (operator)',
+      http: { method: 'GET', path: '/api/ac/admin/accounts' },
+      summary: 'Operator only: list accounts with their balances and plans.',
+      description:
+        'Lists accounts in e-mail order with balance and plan, those whose e-mail contains email when given, ' +
+        'with the total; pass next_cursor as cursor for the next page. Needs ' +
+        '"Authorization: Bearer <AC_ADMIN_TOKEN>"; answers 404 while the server has no admin token configured.',
+      errors: ['invalid_input'],
+      input: schemas.AdminAccountsInput,
+      output: schemas.AdminAccountsOutput,
+      run: (core, input) => core.operator.accounts(input),
+    }),
+    adminOperation({
+      name: 'admin_status',
+      title: 'Live-data health (operator)',
+      http: { method: 'GET', path: '/api/ac/admin/status' },
+      summary:
+        "Operator only: providers' breakers, failures and token buckets; the cache's size and hit rate.",
+      description:
+        "Shows each live-data provider's circuit breaker, its latest failures and its token bucket as this " +
+        "instance sees them, the cache's size, and how today's live-data answers were served (every " +
+        'instance). Needs "Authorization: Bearer <AC_ADMIN_TOKEN>"; answers 404 while the server has no admin ' +
+        'token configured.',
+      errors: [],
+      input: schemas.AdminStatusInput,
+      output: schemas.AdminStatusOutput,
+      run: (core) => core.operator.status(),
+    }),
+    adminOperation({
       name: 'admin_plan',
       title: 'Change plan (operator)',
       http: { method: 'POST', path: '/api/ac/admin/plan' },

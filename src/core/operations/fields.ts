@@ -79,3 +79,15 @@ export const Email = z
   .max(EMAIL_MAX_CHARS, `email must be at most ${EMAIL_MAX_CHARS} characters`)
   .check(z.email('email must be a valid e-mail address, like agent@example.com'))
   .describe('E-mail address of the account (trimmed and lower-cased).');
+
+/** The cursor of a simple list (the ledger, the operator's accounts): next_cursor of the previous page. */
+export const ListCursor = z
+  .string('cursor must be a string')
+  .max(200, 'cursor is not one this list gave')
+  .optional()
+  .describe('next_cursor of the previous page, to read the next one.');
+
+export const NextCursor = z
+  .string()
+  .nullable()
+  .describe('Pass as cursor to read the next page; null on the last page.');

@@ -184,6 +184,11 @@ export class PostgresLiveCache implements LiveCache {
     ];
   }
 
+  async entries(): Promise<number> {
+    const { rows } = await this.pool.query('SELECT count(*) AS n FROM live_cache');
+    return Number(rows[0]?.n ?? 0);
+  }
+
   close(): void {
     this.closed = true;
     for (const timer of this.renewals.values()) clearInterval(timer);

@@ -18,14 +18,19 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { AppError } from '../../core/errors.js';
 import type {
+  AccountPage,
   IdempotencyClaim,
   IdempotencyClaimRequest,
+  LedgerPage,
+  LedgerUsage,
+  LiveUsageCount,
   StoreHealth,
   StorePort,
   StoreReader,
   StoreTx,
 } from '../../core/store-port.js';
 import { isUnreachable, unavailable } from './postgres-errors.js';
+import { PostgresReports } from './postgres-reports.js';
 import { toIdempotencyRecord } from './postgres-rows.js';
 import { PostgresReader, PostgresTx } from './postgres-tx.js';
 
@@ -45,6 +50,7 @@ export interface PostgresStoreOptions {
 
 export class PostgresStore implements StorePort {
   private readonly pool: pg.Pool;
+  private readonly reports: PostgresReports;
   private closed = false;
 
   constructor(options: PostgresStoreOptions) {
@@ -58,6 +64,7 @@ export class PostgresStore implements StorePort {
     });
     // An idle connection that dies (the database restarted) must not take the process with it.
     this.pool.on('error', () => undefined);
+    this.reports = new PostgresReports(this.pool);
   }
 
   /**
@@ -113,6 +120,26 @@ export class PostgresStore implements StorePort {
   async read<T>(work: (reader: StoreReader) => Promise<T>): Promise<T> {
     this.assertOpen();
     return this.reachable(() => work(new PostgresReader(this.pool, false)));
+  }
+
+  ledgerPage(agentId: string, page: { limit: number; before?: number }): Promise<LedgerPage> {
+    this.assertOpen();
+    return this.reachable(() => this.reports.ledgerPage(agentId, page));
+  }
+
+  ledgerUsage(agentId: string, since: string): Promise<LedgerUsage[]> {
+    this.assertOpen();
+    return this.reachable(() => this.reports.ledgerUsage(agentId, since));
+  }
+
+  liveUsage(agentId: string | undefined, sinceDay: string): Promise<LiveUsageCount[]> {
+    this.assertOpen();
+    return this.reachable(() => this.reports.liveUsage(agentId, sinceDay));
+  }
+
+  listAccounts(page: { limit: number; after?: string; emailContains?: string }): Promise<AccountPage> {
+    this.assertOpen();
+    return this.reachable(() => this.reports.listAccounts(page));
   }
 
   claimIdempotency(request: IdempotencyClaimRequest): Promise<IdempotencyClaim> {

@@ -5,7 +5,14 @@
  */
 import { AppError } from '../../core/errors.js';
 import type { Account, IdempotencyRecord, LedgerEntry, Memory, MemoryVersion } from '../../core/model.js';
-import type { MemoryFilter, MemoryHit, MemoryQuery, StoreReader, StoreTx } from '../../core/store-port.js';
+import type {
+  LiveUsageCount,
+  MemoryFilter,
+  MemoryHit,
+  MemoryQuery,
+  StoreReader,
+  StoreTx,
+} from '../../core/store-port.js';
 import { memoryQueryStatements, SEARCH_VECTOR, searchTermsOf } from './memory-query-sql.js';
 import {
   ACCOUNT_COLUMNS,
@@ -293,6 +300,25 @@ export class PostgresTx extends PostgresReader implements StoreTx {
 
   async dropMemoryVersions(agentId: string, key: string) {
     await this.db.query('DELETE FROM memory_history WHERE agent_id = $1 AND key = $2', [agentId, key]);
+  }
+
+  async addLiveUsage(counts: readonly LiveUsageCount[]) {
+    if (counts.length === 0) return;
+    // In key order, so that two instances adding to the same rows lock them in the same order.
+    const sorted = [...counts].sort((a, b) =>
+      `${a.agentId} ${a.day} ${a.state}` < `${b.agentId} ${b.day} ${b.state}` ? -1 : 1,
+    );
+    await this.db.query(
+      'INSERT INTO live_usage AS u (agent_id, day, state, count) ' +
+        'SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::bigint[]) ' +
+        'ON CONFLICT (agent_id, day, state) DO UPDATE SET count = u.count + EXCLUDED.count',
+      [
+        sorted.map((c) => c.agentId),
+        sorted.map((c) => c.day),
+        sorted.map((c) => c.state),
+        sorted.map((c) => c.count),
+      ],
+    );
   }
 
   async putIdempotency(record: IdempotencyRecord, claimToken?: string) {

@@ -158,6 +158,7 @@ describe('migrate', () => {
       memory_history: 'p',
       live_cache: 'u',
       live_flights: 'u',
+      live_usage: 'p',
       memories: 'p',
       rate_limits: 'u',
       schema_migrations: 'p',
