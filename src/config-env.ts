@@ -195,6 +195,7 @@ export const EnvSchema = z.object({
     .optional(),
   AC_API_KEY: Optional,
   AC_ADMIN_TOKEN: Optional.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+  AC_METRICS_TOKEN: Optional.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   AC_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   AC_BODY_MAX_BYTES: PositiveInt.default(256 * 1024),
   AC_MCP_SESSION_IDLE_SECONDS: PositiveInt.default(1800),

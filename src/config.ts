@@ -61,6 +61,8 @@ export interface Config {
   /** The key the stdio MCP server acts with; without it, a local agent of its own. */
   apiKey: string | undefined;
   adminToken: string | undefined;
+  /** The bearer token GET /metrics needs; without it /metrics is not served. */
+  metricsToken: string | undefined;
   /** Semantic search (AC_EMBEDDINGS_URL): an OpenAI-compatible embeddings endpoint; lexical only if unset. */
   embeddings: EmbeddingsConfig | undefined;
   logLevel: string;
@@ -154,6 +156,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
     publicUrl: e.PUBLIC_URL,
     apiKey: e.AC_API_KEY,
     adminToken: e.AC_ADMIN_TOKEN,
+    metricsToken: e.AC_METRICS_TOKEN,
     embeddings:
       e.AC_EMBEDDINGS_URL === undefined
         ? undefined

@@ -15,6 +15,7 @@ import type { WindowCounters } from './core/window-counters.js';
 import { createHttpEmbedder } from './embeddings/http-embedder.js';
 import { createLiveDataSource } from './live/live-data-source.js';
 import { createLogger, type Logger } from './logger.js';
+import { ServiceMetrics, timedStore } from './metrics/service-metrics.js';
 import type { DataDirLock } from './store/data-dir-lock.js';
 import { openStore } from './store/open-store.js';
 
@@ -38,6 +39,8 @@ export interface Service {
   lock?: DataDirLock;
   /** The rate limits' counters shared by every instance: PostgreSQL only (one process counts in memory). */
   counters?: WindowCounters;
+  /** The operator's metrics (served at /metrics when AC_METRICS_TOKEN is set). */
+  metrics: ServiceMetrics;
   close(): Promise<void>;
 }
 
@@ -48,7 +51,7 @@ export function serviceLogger(config: Readonly<Config>): Logger {
 export async function openService(config: Readonly<Config>, options: ServiceOptions): Promise<Service> {
   const logger = options.logger ?? serviceLogger(config);
   const clock = options.clock;
-  const { store, lock, where, counters, liveCache, background } = await openStore(
+  const opened = await openStore(
     config,
     { pid: process.pid, command: options.command, startedAt: new Date().toISOString() },
     {
@@ -60,6 +63,11 @@ export async function openService(config: Readonly<Config>, options: ServiceOpti
       },
     },
   );
+  const { lock, where, counters, liveCache, background } = opened;
+  // Metrics read the live source's breakers and buckets at scrape time; it is made below.
+  let live: LiveDataSource | undefined;
+  const metrics = new ServiceMetrics(opened.store, () => live);
+  const store = timedStore(opened.store, (seconds) => metrics.storeTransaction(seconds));
   background?.start();
   logger.info(
     config.database ? { database: where } : { dataDir: config.dataDir, dataDirFrom: config.dataDirFrom },
@@ -67,10 +75,12 @@ export async function openService(config: Readonly<Config>, options: ServiceOpti
   );
   // On PostgreSQL the cache every instance shares (this process's node-cache in front); else node-cache.
   const cache = liveCache ?? createNodeLiveCache(config.limits.cacheMinutesMax);
+  live = options.live ?? createLiveDataSource(config.live, { onCall: (call) => metrics.upstreamCall(call) });
   const core = createCore({
     store,
     cache,
-    live: options.live ?? createLiveDataSource(config.live),
+    live,
+    onLiveAnswer: (state) => metrics.liveAnswer(state),
     limits: config.limits,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(config.embeddings ? { embedder: createHttpEmbedder(config.embeddings) } : {}),
@@ -85,6 +95,7 @@ export async function openService(config: Readonly<Config>, options: ServiceOpti
     logger,
     ...(lock ? { lock } : {}),
     ...(counters ? { counters } : {}),
+    metrics,
     close: async () => {
       await background?.stop();
       await core.usage.tally.close().catch((err: unknown) => {

@@ -12,6 +12,7 @@ import { createLiveData } from './live-data.js';
 import type { LiveCache, LiveDataSource } from './live-port.js';
 import { createMemories } from './memories.js';
 import { createMemoryTransfer } from './memory-transfer.js';
+import type { CacheState } from './model.js';
 import { createOperatorViews } from './operator-views.js';
 import { createSchemas } from './schemas.js';
 import { SemanticIndex } from './semantic-index.js';
@@ -26,6 +27,8 @@ export interface CoreDeps {
   limits?: Limits;
   /** Semantic search's embeddings (AC_EMBEDDINGS_URL); without it, search is lexical only. */
   embedder?: Embedder;
+  /** Told how each live-data answer was served (for metrics). */
+  onLiveAnswer?: (state: CacheState) => void;
   /** Failures of background work (embedding, usage counts), for the log: the error and what failed. */
   onBackgroundError?: (err: unknown, work: string) => void;
 }
@@ -53,6 +56,7 @@ export function createCore(deps: CoreDeps) {
       fetchData: async (...args: Parameters<typeof liveData.fetchData>) => {
         const answer = await liveData.fetchData(...args);
         tally.count(args[0], answer.cache_state);
+        deps.onLiveAnswer?.(answer.cache_state);
         return answer;
       },
     },

@@ -207,7 +207,21 @@ export type ChargedOperation<N extends ChargedOperationName = ChargedOperationNa
 };
 
 /**
- * An operation charged to the calling agent: the REST request repeats the key in `agent_key`, an
+ * The charged operations the spec defines, whose REST requests must repeat the key in `agent_key` (the
+ * spec's rule). The service's own (batch, history, restore, import) accept it and do not need it: the key in
+ * the header is enough, so that a page never has to put a key in a URL.
+ */
+const SPEC_CHARGED: ReadonlySet<ChargedOperationName> = new Set([
+  'memory_store',
+  'memory_retrieve',
+  'memory_delete',
+  'memory_search',
+  'data',
+]);
+
+/**
+ * An operation charged to the calling agent: the REST request repeats the key in `agent_key` (when the spec
+ * defines the operation; see SPEC_CHARGED), an
  * idempotency key is honoured, and `run` receives the entry's `cost` and `name` as the charge, with the
  * idempotency recorder, so what is charged is what the table declares.
  */
@@ -223,7 +237,7 @@ export function chargedOperation<N extends ChargedOperationName, In extends z.Zo
   const op = erase<In, Out>({
     ...fields,
     auth: 'agent',
-    agentKeyField: 'required',
+    agentKeyField: SPEC_CHARGED.has(entry.name) ? 'required' : 'optional',
     idempotent: true,
     run: (core, agent, input, record) =>
       run(core, requireAgent(agent), input, record === undefined ? { charge } : { charge, record }),

@@ -215,6 +215,14 @@ export interface IdempotencyClaimRequest {
 
 export type StoreHealth = 'ok' | 'failed' | 'unreachable' | 'closed';
 
+/** Figures of the store for the operator's metrics: the JSON store's journal, or a database's pool. */
+export interface StoreStats {
+  /** Bytes of journal written since the last snapshot (JSON file store). */
+  journalBytes?: number;
+  /** Connections of this instance's pool (PostgreSQL): all, idle, and requests waiting for one. */
+  pool?: { total: number; idle: number; waiting: number };
+}
+
 export interface StorePort extends StoreReports {
   /**
    * Runs `work` as one atomic, isolated step: no other transaction interleaves with it, and its writes are
@@ -238,4 +246,6 @@ export interface StorePort extends StoreReports {
    * `closed` after close(). Never throws; a database store asks the database, with a short timeout.
    */
   health(): Promise<StoreHealth>;
+  /** Its figures now, for metrics; synchronous and cheap. */
+  stats(): StoreStats;
 }

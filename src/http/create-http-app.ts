@@ -10,15 +10,19 @@ import type { Core } from '../core/core.js';
 import { type Operation, restOperations } from '../core/operations.js';
 import type { WindowCounters } from '../core/window-counters.js';
 import type { Logger } from '../logger.js';
+import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import { corsFor } from './cors.js';
 import { DOCUMENTS, type Readiness } from './discovery.js';
+import { WEB_PAGES } from './document-context.js';
 import type { Drain } from './drain.js';
 import { errorHandler } from './error-handler.js';
 import { jsonBody } from './json-body.js';
+import { metricsRoute } from './metrics-route.js';
 import { addOperationRoutes, notFoundRoute } from './operation-routes.js';
 import { publicBaseUrl } from './public-url.js';
 import { createRateLimits } from './rate-limits.js';
 import { requestLog } from './request-log.js';
+import { requestMetrics } from './request-metrics.js';
 import { createRouteTable } from './route-table.js';
 import { securityHeaders } from './security-headers.js';
 import { sequence } from './sequence.js';
@@ -45,6 +49,10 @@ export interface HttpAppOptions {
   drain?: Drain;
   /** Whether the service takes work, for GET /api/ac/ready; always ready when not given. */
   readiness?: () => Promise<Readiness>;
+  /** The service's metrics: every request is counted; /metrics serves them when `metricsToken` is set. */
+  metrics?: ServiceMetrics;
+  /** AC_METRICS_TOKEN: the bearer token /metrics needs; /metrics is absent (404) without it. */
+  metricsToken?: string | undefined;
 }
 
 export function createHttpApp(options: HttpAppOptions): Express {
@@ -62,6 +70,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
         limits: options.rateLimit,
         trustProxy: options.trustProxy ?? false,
         unlimitedPaths: DOCUMENTS.map((doc) => doc.path),
+        unlimitedPrefixes: WEB_PAGES.map((page) => page.path),
         operations,
         ...(options.counters ? { counters: options.counters } : {}),
       })
@@ -70,6 +79,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.use(
     sequence([
       requestLog(logger),
+      ...(options.metrics ? [requestMetrics(options.metrics)] : []),
       ...(options.drain ? [options.drain.middleware] : []),
       securityHeaders(),
       ...(cors ? [cors] : []),
@@ -102,6 +112,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   }
   app.use(routes.middleware);
   app.use(webRoutes());
+  if (options.metrics && options.metricsToken) app.use(metricsRoute(options.metrics, options.metricsToken));
   options.extraRoutes?.(app);
   app.use((req) => {
     throw notFoundRoute(req);

@@ -67,6 +67,7 @@ export function httpError(err: unknown): AppError {
 }
 
 export function sendError(res: Response, error: AppError): void {
+  res.locals.errorCode = error.code; // for the request's metrics
   if (error.code === 'method_not_allowed' && typeof error.details.allow === 'string') {
     res.set('Allow', error.details.allow);
   }

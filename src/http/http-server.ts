@@ -11,6 +11,7 @@ import type { Operation } from '../core/operations.js';
 import type { StorePort } from '../core/store-port.js';
 import type { WindowCounters } from '../core/window-counters.js';
 import type { Logger } from '../logger.js';
+import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { DataDirLock } from '../store/data-dir-lock.js';
 import { answerClientErrorsWithJson } from './client-error.js';
 import { createHttpApp } from './create-http-app.js';
@@ -27,6 +28,8 @@ export interface ServedService {
   store: Pick<StorePort, 'health'>;
   /** Counters every instance shares (PostgreSQL): the rate limits count there rather than per process. */
   counters?: WindowCounters;
+  /** The operator's metrics: every request is counted in them. */
+  metrics?: ServiceMetrics;
   /**
    * Where the server's URL is recorded for other processes on the host (the stdio bridge): the JSON file
    * store's DATA_DIR lock; none on PostgreSQL.
@@ -57,6 +60,8 @@ export async function startServer<S extends ServedService>(
     bodyMaxBytes: config.bodyMaxBytes,
     publicUrl: config.publicUrl,
     adminToken: config.adminToken,
+    ...(service.metrics ? { metrics: service.metrics } : {}),
+    metricsToken: config.metricsToken,
     rateLimit: config.rateLimit,
     ...(service.counters ? { counters: service.counters } : {}),
     trustProxy: config.trustProxy,

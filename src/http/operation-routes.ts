@@ -16,13 +16,8 @@ import { fieldsOf, parseInput } from '../core/validation.js';
 import { NDJSON_TYPES } from './json-body.js';
 import { setEntityTag, withPreconditions } from './preconditions.js';
 import { identify, requireAccount } from './request-identity.js';
-import { bearerToken } from './request-key.js';
+import { bearerMatches } from './request-key.js';
 import type { RouteTable } from './route-table.js';
-
-/** Whether `secret` hashes to `expectedHash` (hex), compared in constant time. */
-function matchesHash(secret: string, expectedHash: string): boolean {
-  return timingSafeEqual(Buffer.from(hashKey(secret), 'hex'), Buffer.from(expectedHash, 'hex'));
-}
 
 /**
  * The fields of an NDJSON route: the query string's, and the body's text as `ndjson`. Read only once the
@@ -152,8 +147,7 @@ function takeAgentKey(
 }
 
 function checkAdmin(req: Request, adminToken: string): void {
-  const token = bearerToken(req);
-  if (token === undefined || !matchesHash(token, hashKey(adminToken))) {
+  if (!bearerMatches(req, adminToken)) {
     throw new AppError('unauthorized', 'This operator route needs "Authorization: Bearer <AC_ADMIN_TOKEN>".');
   }
 }
@@ -187,6 +181,7 @@ function routeHandler(core: Core, op: RestOperation, adminToken: string | undefi
     const outcome = await runOperation(core, op, agentId, input, idempotencyKey);
     if (op.http.ndjsonAnswer) return sendNdjson(res, outcome.body as unknown as AsyncIterable<unknown>);
     if (outcome.replayed) res.setHeader('Idempotent-Replayed', 'true');
+    else if (typeof outcome.body.cost_cents === 'number') res.locals.costCents = outcome.body.cost_cents;
     if (outcome.status === 200) setEntityTag(res, op.http, outcome.body);
     sendJson(res, outcome.status, outcome.body);
   };

@@ -41,6 +41,8 @@ export interface RateLimitOptions {
   trustProxy: TrustProxySetting;
   /** Paths never limited (ping, discovery documents, readiness). */
   unlimitedPaths: readonly string[];
+  /** Paths whose whole subtree is not limited (the pages' static files: /console, /docs). */
+  unlimitedPrefixes?: readonly string[];
   /** The REST operations: the registration route's path is taken from them. */
   operations: readonly RestOperation[];
   /** Counters every instance shares (PostgreSQL); without them each limiter counts in this process's memory. */
@@ -145,7 +147,12 @@ function limiter(spec: LimiterSpec, logger: Logger, counters: WindowCounters | u
 export function createRateLimits(options: RateLimitOptions): RateLimits {
   const { core, logger, limits } = options;
   const unlimited = new Set(options.unlimitedPaths.map(normalisedPath));
-  const exempt = (req: Request) => req.method === 'OPTIONS' || unlimited.has(normalisedPath(req.path));
+  const prefixes = (options.unlimitedPrefixes ?? []).map(normalisedPath);
+  const exempt = (req: Request) => {
+    if (req.method === 'OPTIONS') return true;
+    const path = normalisedPath(req.path);
+    return unlimited.has(path) || prefixes.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
+  };
   const identity = (req: Request): Identity => (req as Identified)[IDENTITY] ?? { agentId: undefined };
 
   if (options.trustProxy === true) {

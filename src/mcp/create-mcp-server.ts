@@ -4,12 +4,14 @@
  * logging capability. Only the SDK's public API is used. The transport only says which API key the caller
  * presented; every call authenticates it, so a tool never runs for an unknown key.
  */
+
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import type { Core } from '../core/core.js';
 import type { Operation } from '../core/operations.js';
 import { PRICES, SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
 import type { Logger } from '../logger.js';
+import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { McpExtra } from './mcp-extra.js';
 import { registerMemoryResources } from './resources.js';
 import { registerTools } from './tools.js';
@@ -26,6 +28,8 @@ export interface McpServerDeps {
   keyOf: KeyOf;
   /** The agent the transport has already authenticated for this request, if it has (HTTP does, once). */
   knownAgent?: (extra: McpExtra) => string | undefined;
+  /** Where each tool call is counted (the service's metrics). */
+  metrics?: Pick<ServiceMetrics, 'request'>;
 }
 
 export const MCP_INSTRUCTIONS =
@@ -42,7 +46,13 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
   );
   const agentOf = async (extra: McpExtra) =>
     deps.knownAgent?.(extra) ?? (await core.accounts.authenticate(deps.keyOf(extra))).id;
-  registerTools(server, { core, operations: deps.operations, logger, agentOf });
+  registerTools(server, {
+    core,
+    operations: deps.operations,
+    logger,
+    agentOf,
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
+  });
 
   registerMemoryResources(server, { core, operations: deps.operations, logger, agentOf });
 

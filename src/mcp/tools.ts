@@ -4,6 +4,7 @@
  * tools validate their arguments with the table's schemas themselves, after authenticating as REST does, so
  * that a bad argument gets the same `{error, code, field}` body REST sends, not the SDK's own text.
  */
+
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -14,6 +15,7 @@ import { costSentence, type Operation } from '../core/operations.js';
 import { runOperation } from '../core/run-operation.js';
 import { fieldsOf, parseInput } from '../core/validation.js';
 import type { Logger } from '../logger.js';
+import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { McpExtra } from './mcp-extra.js';
 import { mcpError, toolFailure, toolSuccess } from './tool-results.js';
 
@@ -42,6 +44,8 @@ export interface ToolDeps {
   logger: Logger;
   /** The calling agent's id; throws `unauthorized` when the caller's key is missing or unknown. */
   agentOf(extra: McpExtra): Promise<string>;
+  /** Where each call is counted, with its outcome, duration and the cents it charged. */
+  metrics?: Pick<ServiceMetrics, 'request'>;
 }
 
 type ToolEntries = ReadonlyMap<string, { op: Operation; tool: Tool }>;
@@ -74,6 +78,15 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
   server.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const name = request.params.name;
     const entry = entries.get(name);
+    const started = process.hrtime.bigint();
+    const observe = (status: string, costCents = 0) =>
+      deps.metrics?.request({
+        face: 'mcp',
+        operation: entry ? entry.op.name : 'other',
+        status,
+        seconds: Number(process.hrtime.bigint() - started) / 1e9,
+        costCents,
+      });
     try {
       if (!entry) {
         throw new AppError(
@@ -90,9 +103,13 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
         ? parseIdempotencyKey(request.params._meta?.idempotency_key, '_meta.idempotency_key')
         : undefined;
       const outcome = await runOperation(core, entry.op, agentId, input, idempotencyKey);
+      const cost = outcome.body.cost_cents;
+      observe('ok', !outcome.replayed && typeof cost === 'number' ? cost : 0);
       return toolSuccess(outcome.body, outcome.replayed);
     } catch (err) {
-      return toolFailure(mcpError(err, logger, name, extra));
+      const error = mcpError(err, logger, name, extra);
+      observe(error.code);
+      return toolFailure(error);
     }
   });
 }

@@ -182,6 +182,7 @@ async function openLocked(
   };
   const persistence: Persistence = {
     append: (n, changes) => journal.append(n, changes),
+    logBytes: () => journal.size,
     waitFor: (n) => journal.waitFor(n),
     compactionDue: () => journal.size > options.maxJournalBytes,
     compact,

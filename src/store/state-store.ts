@@ -21,6 +21,7 @@ import type {
   StoreHealth,
   StorePort,
   StoreReader,
+  StoreStats,
   StoreTx,
 } from '../core/store-port.js';
 import type { Change } from './changes.js';
@@ -42,6 +43,8 @@ export interface Persistence {
   compact(state: StoreState, seq: number): Promise<{ folded: Promise<void> }>;
   /** Release at shutdown; with `compact`, fold the log into a snapshot first (clean shutdown). */
   close(state: StoreState, seq: number, compact: boolean): Promise<void>;
+  /** Bytes of log since the last snapshot; absent without a log. */
+  logBytes?(): number;
 }
 
 const noPersistence: Persistence = {
@@ -160,6 +163,11 @@ export class StateStore implements StorePort {
 
   listAccounts(page: { limit: number; after?: string; emailContains?: string }): Promise<AccountPage> {
     return this.read(async () => this.state.accountPage(page));
+  }
+
+  stats(): StoreStats {
+    const bytes = this.persistence.logBytes?.();
+    return bytes === undefined ? {} : { journalBytes: bytes };
   }
 
   async claimIdempotency(request: IdempotencyClaimRequest): Promise<IdempotencyClaim> {

@@ -20,5 +20,6 @@ export function unavailableStore(message: string): StorePort {
     releaseIdempotency: async () => undefined,
     close: async () => undefined,
     health: async () => 'failed',
+    stats: () => ({}),
   };
 }

@@ -91,3 +91,33 @@ export async function screenshot(page: Page, name: string, viewport: ViewportNam
   await page.screenshot({ path: file, fullPage: true });
   return file;
 }
+
+/**
+ * Looks at a page at both widths: a screenshot at each (`<name>-desktop.png`, `<name>-phone.png`), and the
+ * serious axe violations at each, plus a `page-overflow` one when the page is wider than the window (it
+ * would scroll sideways), returned together (expected `[]`). Leaves the page at the desktop width.
+ */
+export async function lookAtBothWidths(page: Page, name: string): Promise<AxeViolation[]> {
+  const violations: AxeViolation[] = [];
+  for (const viewport of ['desktop', 'phone'] as const) {
+    await page.setViewportSize(VIEWPORTS[viewport]);
+    // Let layout and any resize-driven drawing (charts) settle before looking.
+    await page.evaluate(
+      'new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))',
+    );
+    await screenshot(page, name, viewport);
+    const width = (await page.evaluate('document.documentElement.scrollWidth')) as number;
+    if (width > VIEWPORTS[viewport].width) {
+      violations.push({
+        id: 'page-overflow',
+        impact: 'serious',
+        help: `${viewport}: the page is ${width}px wide, wider than the window (${VIEWPORTS[viewport].width}px)`,
+        nodes: [],
+      });
+    }
+    for (const v of await seriousAxeViolations(page))
+      violations.push({ ...v, help: `${viewport}: ${v.help}` });
+  }
+  await page.setViewportSize(VIEWPORTS.desktop);
+  return violations;
+}

@@ -37,6 +37,7 @@ describe('operator views', () => {
     server = await startTestServer({
       env: {
         AC_ADMIN_TOKEN: TOKEN,
+        AC_METRICS_TOKEN: TOKEN,
         AC_HN_ALGOLIA_URL: upstream.url,
         AC_COINGECKO_URL: await closedPortUrl(),
         AC_UPSTREAM_TIMEOUT_MS: '300',
@@ -120,6 +121,24 @@ describe('operator views', () => {
     expect(coingecko.recent_failures).toHaveLength(1);
     expect(coingecko.recent_failures[0]).toEqual({ at: expect.any(String), message: expect.any(String) });
     const res = await admin('/api/ac/admin/status');
+    // The same figures in the metrics: upstream calls by provider and outcome, breakers, buckets.
+    const metrics = (await server.request('GET', '/metrics', { bearer: TOKEN })).text;
+    const sample = (line: string) => new RegExp(`^${line} (\\S+)$`, 'mu').exec(metrics)?.[1];
+    expect(
+      Number(sample('ac_upstream_calls_total\\{chain="news",provider="hn-algolia",outcome="ok"\\}')),
+    ).toBe(1);
+    expect(
+      Number(
+        sample('ac_upstream_calls_total\\{chain="crypto price",provider="coingecko",outcome="failed"\\}'),
+      ),
+    ).toBe(1);
+    expect(sample('ac_provider_breaker_state\\{chain="news",provider="hn-algolia",state="closed"\\}')).toBe(
+      '1',
+    );
+    expect(sample('ac_provider_breaker_state\\{chain="news",provider="hn-algolia",state="open"\\}')).toBe(
+      '0',
+    );
+    expect(Number(sample('ac_provider_tokens\\{chain="news",provider="hn-algolia"\\}'))).toBeGreaterThan(0);
     expect(res.body.cache).toMatchObject({ entries: 1, hits: 1, misses: 1, hit_rate: 0.5 });
     expect(res.body.cache.day).toBe(new Date().toISOString().slice(0, 10));
   });

@@ -27,6 +27,7 @@ import type {
   StoreHealth,
   StorePort,
   StoreReader,
+  StoreStats,
   StoreTx,
 } from '../../core/store-port.js';
 import { isUnreachable, unavailable } from './postgres-errors.js';
@@ -140,6 +141,11 @@ export class PostgresStore implements StorePort {
   listAccounts(page: { limit: number; after?: string; emailContains?: string }): Promise<AccountPage> {
     this.assertOpen();
     return this.reachable(() => this.reports.listAccounts(page));
+  }
+
+  stats(): StoreStats {
+    const { totalCount, idleCount, waitingCount } = this.pool;
+    return { pool: { total: totalCount, idle: idleCount, waiting: waitingCount } };
   }
 
   claimIdempotency(request: IdempotencyClaimRequest): Promise<IdempotencyClaim> {
