@@ -100,6 +100,7 @@ function operationObject(op: RestOperation): Record<string, unknown> {
   if (op.idempotent) codes.push(...IDEMPOTENCY_ERRORS);
   const object: Record<string, unknown> = {
     operationId: op.name,
+    tags: [tagOf(op)],
     summary: op.summary,
     description: `${op.description}\n\n${costSentence(op)}`,
     security:
@@ -168,6 +169,7 @@ function documentObject(doc: DocumentRoute): Record<string, unknown> {
       : { 'application/json': { schema: jsonSchema(doc.output, 'output') } };
   return {
     operationId: doc.name,
+    tags: ['Discovery' satisfies Tag],
     summary: doc.summary,
     security: [],
     responses: {
@@ -180,6 +182,23 @@ function documentObject(doc: DocumentRoute): Record<string, unknown> {
       ),
     },
   };
+}
+
+/** The groups of the document (and of the /docs page), in the order they are shown. */
+const TAGS = [
+  { name: 'Memory', description: 'Named text memories: store, retrieve, search, history, export and import.' },
+  { name: 'Live data', description: 'News, web search, weather and asset prices through a shared cache.' },
+  { name: 'Account', description: 'Registration, the balance, the ledger, usage and the API key.' },
+  { name: 'Operator', description: 'Needs AC_ADMIN_TOKEN: accounts, credit, plans and live-data health.' },
+  { name: 'Discovery', description: 'Health, readiness and the descriptions of this API.' },
+] as const;
+type Tag = (typeof TAGS)[number]['name'];
+
+function tagOf(op: RestOperation): Tag {
+  if (op.auth === 'admin') return 'Operator';
+  if (op.name.startsWith('memory_')) return 'Memory';
+  if (op.name === 'data') return 'Live data';
+  return 'Account';
 }
 
 export function buildOpenApi(ctx: DocumentContext): Record<string, unknown> {
@@ -202,6 +221,7 @@ export function buildOpenApi(ctx: DocumentContext): Record<string, unknown> {
         'are sent. Paths carry no version; this document describes version 1.0.0.',
     },
     servers: [{ url: ctx.baseUrl }],
+    tags: TAGS,
     paths,
     components: {
       securitySchemes: {

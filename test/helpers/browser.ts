@@ -46,6 +46,9 @@ export function watchPage(page: Page, origin: string, allowConsole: RegExp[] = [
   });
   page.on('pageerror', (error) => problems.push(`uncaught: ${error.message}`));
   page.on('requestfailed', (request) => {
+    // A request cut off by the page's own navigation (a reload, a sign-out) is not a fault of the page; a
+    // request the CSP blocks fails otherwise (ERR_BLOCKED_BY_*) and logs a console error as well.
+    if (request.failure()?.errorText === 'net::ERR_ABORTED') return;
     problems.push(`request failed: ${request.url()} (${request.failure()?.errorText ?? 'unknown'})`);
   });
   page.on('request', (request) => {

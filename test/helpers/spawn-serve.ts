@@ -11,9 +11,10 @@ export interface SpawnedServer {
   exited: Promise<number | null>;
 }
 
-export function spawnServe(env: Record<string, string>): Promise<SpawnedServer> {
+/** Starts `serve` on a free port: the repository's build, or another `cli` (an installed package's). */
+export function spawnServe(env: Record<string, string>, cli = CLI): Promise<SpawnedServer> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], {
+    const child = spawn(process.execPath, [cli, 'serve', '--port', '0'], {
       env: { ...process.env, AC_RATE_LIMIT: 'off', ...env },
     });
     let stderr = '';

@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openService } from '../../src/service.js';
 import { LOCAL_AGENT_FILE } from '../../src/store/json-file-store.js';
+import { spawnServe } from '../helpers/spawn-serve.js';
 import { connectStdio, type StdioConnection, toolJson } from '../helpers/stdio-client.js';
 
 const run = promisify(execFile);
@@ -128,6 +129,8 @@ describe('the packed package, installed from its tarball', () => {
         !top.includes(e) &&
         !/^package\/dist\/[\w./-]+\.js$/.test(e) &&
         !/^package\/dist\/store\/postgres\/migrations\/\d{4}_[a-z0-9_]+\.sql$/.test(e) &&
+        // The pages' built files (the console's bundle, the API reference's Swagger UI), served as they are.
+        !/^package\/dist\/web\/(console|docs)\/[\w.-]+$/.test(e) &&
         !/^package\/docs\/[\w-]+\.md$/.test(e),
     );
     // The README's links into docs/ resolve inside the package too.
@@ -135,7 +138,13 @@ describe('the packed package, installed from its tarball', () => {
       expect(entries).toContain(`package/docs/${doc}.md`);
     }
     expect(other).toEqual([]);
-    for (const needed of [...top, 'package/dist/cli.js']) expect(entries).toContain(needed);
+    for (const needed of [
+      ...top,
+      'package/dist/cli.js',
+      'package/dist/web/console/index.html',
+      'package/dist/web/docs/index.html',
+    ])
+      expect(entries).toContain(needed);
     // Every migration, as in the repository, next to the module that applies it (tsc does not copy .sql:
     // the build does, scripts/copy-sql.mjs).
     const migrations = path.join('src', 'store', 'postgres', 'migrations');
@@ -156,7 +165,10 @@ describe('the packed package, installed from its tarball', () => {
     expect(entries.filter((entry) => /\.map$|tsbuildinfo|^package\/(src|test)\//.test(entry))).toEqual([]);
     // Each JS file is built from a source that still exists: no stale output of a removed module.
     const stale: string[] = [];
-    for (const entry of entries.filter((e) => e.startsWith('package/dist/'))) {
+    // (dist/web is rebuilt whole by each build: scripts/build-web.mjs.)
+    for (const entry of entries.filter(
+      (e) => e.startsWith('package/dist/') && !e.startsWith('package/dist/web/'),
+    )) {
       const source = path.join(REPO, 'src', entry.slice('package/dist/'.length).replace(/\.js$/, '.ts'));
       if (!(await exists(source))) stale.push(entry);
     }
@@ -181,7 +193,9 @@ describe('the packed package, installed from its tarball', () => {
     for (const entry of entries.filter((e) => e.endsWith('.js'))) {
       const file = path.join(unpacked, entry);
       const js = await readFile(file, 'utf8');
-      if (js.includes('sourceMappingURL')) problems.push(`${entry}: sourceMappingURL`);
+      if (/^\/\/# sourceMappingURL=/mu.test(js)) problems.push(`${entry}: sourceMappingURL`);
+      // A page's bundle runs in the browser and imports nothing: only the service's modules are checked.
+      if (entry.startsWith('package/dist/web/')) continue;
       for (const specifier of importsOf(js)) {
         if (specifier.startsWith('.')) {
           const target = path.resolve(path.dirname(file), specifier);
@@ -303,6 +317,26 @@ describe('the packed package, installed from its tarball', () => {
       await service.close();
     }
   }, 180_000);
+
+  it('serves the console and the API reference from the installed package, with their files', async () => {
+    const dataDir = path.join(root, 'pages-data');
+    const server = await spawnServe({ HOME: home, DATA_DIR: dataDir }, bin);
+    try {
+      for (const page of ['/console', '/docs']) {
+        const res = await fetch(`${server.url}${page}`);
+        expect(res.status, page).toBe(200);
+        expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
+        const html = await res.text();
+        // Every script and stylesheet the page names is served from the package.
+        const assets = [...html.matchAll(/(?:src|href)="(\/(?:console|docs)\/[^"]+)"/gu)].map((m) => m[1]);
+        expect(assets.length, page).toBeGreaterThan(1);
+        for (const asset of assets) expect((await fetch(`${server.url}${asset}`)).status, asset).toBe(200);
+      }
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+  }, 60_000);
 
   it('npx runs the same server from the tarball, with the npm cache offline', async () => {
     const npxHome = path.join(root, 'npx-home');
