@@ -186,7 +186,10 @@ function documentObject(doc: DocumentRoute): Record<string, unknown> {
 
 /** The groups of the document (and of the /docs page), in the order they are shown. */
 const TAGS = [
-  { name: 'Memory', description: 'Named text memories: store, retrieve, search, history, export and import.' },
+  {
+    name: 'Memory',
+    description: 'Named text memories: store, retrieve, search, history, export and import.',
+  },
   { name: 'Live data', description: 'News, web search, weather and asset prices through a shared cache.' },
   { name: 'Account', description: 'Registration, the balance, the ledger, usage and the API key.' },
   { name: 'Operator', description: 'Needs AC_ADMIN_TOKEN: accounts, credit, plans and live-data health.' },
