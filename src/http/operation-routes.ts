@@ -4,9 +4,7 @@
  * schema and runs it. Express 5 forwards rejected promises to the error handler, so there is no try/catch.
  */
 import { Buffer } from 'node:buffer';
-import { timingSafeEqual } from 'node:crypto';
 import express, { type Request, type RequestHandler, type Response } from 'express';
-import { hashKey } from '../core/accounts.js';
 import type { Core } from '../core/core.js';
 import { AppError } from '../core/errors.js';
 import { parseIdempotencyKey } from '../core/idempotency.js';
