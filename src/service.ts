@@ -9,6 +9,7 @@ import type { Config } from './config.js';
 import type { Clock } from './core/clock.js';
 import { type Core, createCore } from './core/core.js';
 import type { LiveDataSource } from './core/live-port.js';
+import type { CacheState } from './core/model.js';
 import { createOperations, type Operation } from './core/operations.js';
 import type { StorePort } from './core/store-port.js';
 import type { WindowCounters } from './core/window-counters.js';
@@ -39,8 +40,8 @@ export interface Service {
   lock?: DataDirLock;
   /** The rate limits' counters shared by every instance: PostgreSQL only (one process counts in memory). */
   counters?: WindowCounters;
-  /** The operator's metrics (served at /metrics when AC_METRICS_TOKEN is set). */
-  metrics: ServiceMetrics;
+  /** The operator's metrics: made only when they are served (`serve` with AC_METRICS_TOKEN set). */
+  metrics?: ServiceMetrics;
   close(): Promise<void>;
 }
 
@@ -66,8 +67,14 @@ export async function openService(config: Readonly<Config>, options: ServiceOpti
   const { lock, where, counters, liveCache, background } = opened;
   // Metrics read the live source's breakers and buckets at scrape time; it is made below.
   let live: LiveDataSource | undefined;
-  const metrics = new ServiceMetrics(opened.store, () => live);
-  const store = timedStore(opened.store, (seconds) => metrics.storeTransaction(seconds));
+  // Metrics cost every request a little: they are kept only where /metrics serves them.
+  const metrics =
+    options.command === 'serve' && config.metricsToken
+      ? new ServiceMetrics(opened.store, () => live)
+      : undefined;
+  const store = metrics
+    ? timedStore(opened.store, (seconds) => metrics.storeTransaction(seconds))
+    : opened.store;
   background?.start();
   logger.info(
     config.database ? { database: where } : { dataDir: config.dataDir, dataDirFrom: config.dataDirFrom },
@@ -75,12 +82,14 @@ export async function openService(config: Readonly<Config>, options: ServiceOpti
   );
   // On PostgreSQL the cache every instance shares (this process's node-cache in front); else node-cache.
   const cache = liveCache ?? createNodeLiveCache(config.limits.cacheMinutesMax);
-  live = options.live ?? createLiveDataSource(config.live, { onCall: (call) => metrics.upstreamCall(call) });
+  live =
+    options.live ??
+    createLiveDataSource(config.live, metrics ? { onCall: (call) => metrics.upstreamCall(call) } : {});
   const core = createCore({
     store,
     cache,
     live,
-    onLiveAnswer: (state) => metrics.liveAnswer(state),
+    ...(metrics ? { onLiveAnswer: (state: CacheState) => metrics.liveAnswer(state) } : {}),
     limits: config.limits,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(config.embeddings ? { embedder: createHttpEmbedder(config.embeddings) } : {}),
@@ -95,12 +104,10 @@ export async function openService(config: Readonly<Config>, options: ServiceOpti
     logger,
     ...(lock ? { lock } : {}),
     ...(counters ? { counters } : {}),
-    metrics,
+    ...(metrics ? { metrics } : {}),
     close: async () => {
       await background?.stop();
-      await core.usage.tally.close().catch((err: unknown) => {
-        logger.warn({ err: (err as Error)?.message ?? String(err) }, 'usage counts: last flush failed');
-      });
+      await core.close();
       cache.close();
       await store.close();
     },

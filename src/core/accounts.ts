@@ -95,10 +95,13 @@ export function createAccounts(store: StorePort, ledger: Ledger, clock: Clock) {
       store.ledgerPage(agentId, { limit: input.limit, ...(before === undefined ? {} : { before }) }),
     ]);
     const list = page.entries.map(toTransactionView);
+    // The first page's newest entry holds the balance as of the page read (every change of a balance is an
+    // entry), so the balance shown agrees with the entries even when a charge lands between the two reads.
+    const newest = before === undefined ? page.entries[0] : undefined;
     return {
       transactions: list,
       count: list.length,
-      credit_balance_cents: account.balanceCents,
+      credit_balance_cents: newest ? newest.balanceAfterCents : account.balanceCents,
       next_cursor: page.next === undefined ? null : writeCursor({ b: page.next }),
     };
   }

@@ -61,6 +61,8 @@ export function createCore(deps: CoreDeps) {
       },
     },
     usage: createUsage(deps.store, ledger, clock, tally),
+    /** Ends the core's background work: adds the pending usage counts to the store (before it closes). */
+    close: () => tally.close(),
     operator: createOperatorViews(deps.store, deps.live, deps.cache, clock, tally),
     idempotency: createIdempotency(deps.store, clock),
   };

@@ -19,8 +19,6 @@ export function cacheKey(type: QueryType, normalizedQuery: string): string {
 /** `cache_minutes` meaning "a cached result of any age, or nothing". */
 export const CACHED_ONLY = -1;
 
-export type { CacheState };
-
 export interface Served {
   fromCache: boolean;
   cost: number;

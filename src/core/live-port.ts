@@ -34,6 +34,14 @@ export interface LiveDataSource {
   status?(): ProviderStatus[];
 }
 
+/** One call of one provider, for metrics. */
+export interface ProviderCall {
+  chain: string;
+  provider: string;
+  outcome: 'ok' | 'empty' | 'not_found' | 'failed' | 'timeout';
+  seconds: number;
+}
+
 /** One provider of one chain, as the operator sees it. */
 export interface ProviderStatus {
   /** The chain: a query type, `geocoding`, or `<kind> price`. */

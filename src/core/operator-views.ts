@@ -45,7 +45,7 @@ export function createOperatorViews(
   async function status(): Promise<Output<'AdminStatusOutput'>> {
     const today = clock.now().toISOString().slice(0, 10);
     await tally.flush();
-    const [entries, counts] = await Promise.all([cache.entries(), store.liveUsage(undefined, today)]);
+    const [entries, counts] = await Promise.all([cache.entries(), store.liveUsageTotals(today)]);
     const answers = liveSummary(counts);
     return {
       providers: (live.status?.() ?? []).map((provider) => ({

@@ -107,8 +107,10 @@ export interface StoreReports {
   ledgerPage(agentId: string, page: { limit: number; before?: number }): Promise<LedgerPage>;
   /** The agent's charges (not credits nor plan changes) at or after `since` (ISO), per UTC day and operation. */
   ledgerUsage(agentId: string, since: string): Promise<LedgerUsage[]>;
-  /** Live-data answer counts from the UTC day `sinceDay` (YYYY-MM-DD) on: of one agent, or of every agent. */
-  liveUsage(agentId: string | undefined, sinceDay: string): Promise<LiveUsageCount[]>;
+  /** The agent's live-data answer counts from the UTC day `sinceDay` (YYYY-MM-DD) on. */
+  liveUsage(agentId: string, sinceDay: string): Promise<LiveUsageCount[]>;
+  /** Every agent's live-data answer counts from the UTC day `sinceDay` on, summed per day and state. */
+  liveUsageTotals(sinceDay: string): Promise<Omit<LiveUsageCount, 'agentId'>[]>;
   /**
    * Accounts in e-mail order (of code units; e-mails are lower-cased ASCII), those after the e-mail `after`,
    * whose e-mail contains `emailContains` when given, at most `limit`; `total` counts every match.

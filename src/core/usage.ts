@@ -28,11 +28,16 @@ function startOfDay(ms: number): number {
   return Math.floor(ms / DAY_MS) * DAY_MS;
 }
 
-/** Live-data answers counted in memory until the next flush. */
+/**
+ * Live-data answers counted in memory until the next flush. A flush that fails keeps its counts for the next
+ * one (and is reported, never thrown: a read of usage answers with what the store has). After `close`,
+ * answers are no longer counted.
+ */
 export class LiveUsageTally {
   private pending = new Map<string, LiveUsageCount>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  private closed = false;
 
   constructor(
     private readonly store: StorePort,
@@ -42,18 +47,24 @@ export class LiveUsageTally {
   ) {}
 
   count(agentId: string, state: CacheState): void {
+    if (this.closed) return;
     const day = dayOf(this.clock.now().getTime());
     const slot = `${agentId} ${day} ${state}`;
     const row = this.pending.get(slot);
     if (row) row.count += 1;
     else this.pending.set(slot, { agentId, day, state, count: 1 });
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.closed) return;
     this.timer ??= setTimeout(() => {
       this.timer = undefined;
-      this.flush().catch(this.onError);
+      void this.flush();
     }, this.flushMs).unref();
   }
 
-  /** Adds the pending counts to the store; on failure they stay pending for the next flush. */
+  /** Adds the pending counts to the store; on failure they stay pending, for the next flush. Never rejects. */
   flush(): Promise<void> {
     const run = async () => {
       if (this.pending.size === 0) return;
@@ -67,7 +78,8 @@ export class LiveUsageTally {
           if (later) later.count += row.count;
           else this.pending.set(slot, row);
         }
-        throw err;
+        this.onError(err);
+        this.schedule();
       }
     };
     this.flushing = this.flushing.then(run, run);
@@ -76,6 +88,7 @@ export class LiveUsageTally {
 
   /** Stops the timer and adds what is pending (at shutdown, before the store closes). */
   async close(): Promise<void> {
+    this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     await this.flush();
@@ -83,7 +96,7 @@ export class LiveUsageTally {
 }
 
 /** The answers of `counts` by state, their total and the share not fetched for the request. */
-export function liveSummary(counts: readonly LiveUsageCount[]) {
+export function liveSummary(counts: readonly Pick<LiveUsageCount, 'state' | 'count'>[]) {
   const byState = Object.fromEntries(CACHE_STATES.map((state) => [state, 0])) as Record<CacheState, number>;
   for (const row of counts) byState[row.state] += row.count;
   const answers = CACHE_STATES.reduce((sum, state) => sum + byState[state], 0);
@@ -95,7 +108,7 @@ export function liveSummary(counts: readonly LiveUsageCount[]) {
 }
 
 export function createUsage(store: StorePort, ledger: Ledger, clock: Clock, tally: LiveUsageTally) {
-  async function usage(agentId: string, input: Input<'UsageInput'>): Promise<Output<'UsageOutput'>> {
+  async function summary(agentId: string, input: Input<'UsageInput'>): Promise<Output<'UsageOutput'>> {
     const today = startOfDay(clock.now().getTime());
     const first = today - (input.days - 1) * DAY_MS;
     const since = new Date(first).toISOString();
@@ -142,7 +155,7 @@ export function createUsage(store: StorePort, ledger: Ledger, clock: Clock, tall
     };
   }
 
-  return { usage, tally };
+  return { summary };
 }
 
 export type Usage = ReturnType<typeof createUsage>;

@@ -9,19 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Response, Router } from 'express';
 import { AppError } from '../core/errors.js';
-import { webDir } from './web-dir.js';
-
-export const CONSOLE_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "font-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+import { PAGE_CSP, webDir } from './web-dir.js';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -62,7 +50,7 @@ function loadFiles(dir: string): Map<string, ConsoleFile> | undefined {
 }
 
 function send(res: Response, file: ConsoleFile, head: boolean): void {
-  res.setHeader('Content-Security-Policy', CONSOLE_CSP);
+  res.setHeader('Content-Security-Policy', PAGE_CSP);
   res.setHeader('Content-Type', file.type);
   res.setHeader('Content-Length', String(file.body.length));
   if (file.immutable) res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');

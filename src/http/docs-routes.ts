@@ -5,23 +5,14 @@
  * style, no eval. Only the files of the built page are served; any other path under /docs falls through to
  * the service's 404.
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import express, { type Response, Router } from 'express';
-import { webDir } from './web-dir.js';
-
-export const DOCS_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "font-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+import { AppError } from '../core/errors.js';
+import { PAGE_CSP, webDir } from './web-dir.js';
 
 function pageHeaders(res: Response): void {
-  res.setHeader('Content-Security-Policy', DOCS_CSP);
+  res.setHeader('Content-Security-Policy', PAGE_CSP);
   // The page's files hold no secret: let the browser keep them, asking each time whether they changed.
   res.setHeader('Cache-Control', 'no-cache');
 }
@@ -30,6 +21,13 @@ export function docsRoutes(): Router {
   const dir = webDir('docs');
   const router = Router();
   router.get(['/docs', '/docs/'], (_req, res, next) => {
+    res.locals.operation = 'docs';
+    if (!existsSync(path.join(dir, 'index.html'))) {
+      throw new AppError(
+        'not_found',
+        'The API reference is not built here: run `npm run build`, then reload.',
+      );
+    }
     pageHeaders(res);
     res.type('html');
     res.sendFile('index.html', { root: dir }, (err) => {

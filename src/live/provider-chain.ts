@@ -12,7 +12,7 @@
  * blamed, and it is tried again after the wait.
  */
 import { AppError, type ErrorDetails } from '../core/errors.js';
-import type { LiveResult, ProviderStatus } from '../core/live-port.js';
+import type { LiveResult, ProviderCall, ProviderStatus } from '../core/live-port.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import { TokenBucket } from './token-bucket.js';
 
@@ -61,14 +61,6 @@ export interface ChainOptions {
   onCall?: (call: ProviderCall) => void;
 }
 
-/** One call of one provider, as `onCall` hears of it. */
-export interface ProviderCall {
-  chain: string;
-  provider: string;
-  outcome: 'ok' | 'empty' | 'not_found' | 'failed' | 'timeout';
-  seconds: number;
-}
-
 /** How many recent failures of each provider the chain keeps for the operator. */
 const FAILURES_KEPT = 5;
 
@@ -78,8 +70,8 @@ interface Guarded<Q> {
   provider: Provider<Q>;
   breaker: CircuitBreaker;
   bucket: TokenBucket;
-  /** Newest first, at most FAILURES_KEPT. */
-  failures: { at: string; message: string }[];
+  /** Its latest failures, newest first, at most FAILURES_KEPT (for the operator). */
+  recentFailures: { at: string; message: string }[];
 }
 
 export class ProviderChain<Q = string> {
@@ -104,7 +96,7 @@ export class ProviderChain<Q = string> {
       provider,
       breaker: new CircuitBreaker({ ...options.breaker, now: this.now }),
       bucket: new TokenBucket(provider.perMinute, provider.burst, this.now),
-      failures: [],
+      recentFailures: [],
     }));
   }
 
@@ -123,7 +115,7 @@ export class ProviderChain<Q = string> {
       chain: this.label,
       id: g.provider.id,
       breaker: g.breaker.state,
-      recentFailures: [...g.failures],
+      recentFailures: [...g.recentFailures],
       tokens: g.bucket.level(),
     }));
   }
@@ -148,7 +140,7 @@ export class ProviderChain<Q = string> {
         }
         asked.push(provider.id);
         const started = this.now();
-        const heard = (outcome: ProviderCall['outcome']) =>
+        const reportCall = (outcome: ProviderCall['outcome']) =>
           this.onCall({
             chain: this.label,
             provider: provider.id,
@@ -158,7 +150,7 @@ export class ProviderChain<Q = string> {
         try {
           const result = await provider.fetch(query, deadline);
           breaker.success();
-          heard(this.isEmpty(result) ? 'empty' : 'ok');
+          reportCall(this.isEmpty(result) ? 'empty' : 'ok');
           if (this.isEmpty(result)) {
             empty ??= result; // another provider may have what this one lacks
             continue;
@@ -175,16 +167,16 @@ export class ProviderChain<Q = string> {
           }
           const error = err instanceof AppError ? err : new AppError('upstream_failed', String(err), {}, err);
           if (error.code === 'not_found') {
-            heard('not_found');
+            reportCall('not_found');
             breaker.success(); // the upstream works; it just does not know this query
             notFound ??= error;
             continue;
           }
           const retryAfter = error.details.retry_after_s;
           breaker.failure(typeof retryAfter === 'number' ? retryAfter : undefined);
-          heard(error.code === 'upstream_timeout' ? 'timeout' : 'failed');
-          guarded.failures.unshift({ at: new Date(this.now()).toISOString(), message: error.message });
-          guarded.failures.length = Math.min(guarded.failures.length, FAILURES_KEPT);
+          reportCall(error.code === 'upstream_timeout' ? 'timeout' : 'failed');
+          guarded.recentFailures.unshift({ at: new Date(this.now()).toISOString(), message: error.message });
+          guarded.recentFailures.length = Math.min(guarded.recentFailures.length, FAILURES_KEPT);
           failures.push(error);
         }
       }

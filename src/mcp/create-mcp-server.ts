@@ -54,7 +54,13 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
     ...(deps.metrics ? { metrics: deps.metrics } : {}),
   });
 
-  registerMemoryResources(server, { core, operations: deps.operations, logger, agentOf });
+  registerMemoryResources(server, {
+    core,
+    operations: deps.operations,
+    logger,
+    agentOf,
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
+  });
 
   server.registerPrompt(
     'recall',

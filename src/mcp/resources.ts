@@ -6,6 +6,7 @@
  * result, so a failure is a JSON-RPC error whose message is the sentence a tool would give and whose data
  * is the same body.
  */
+
 import { type McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Core } from '../core/core.js';
@@ -13,6 +14,7 @@ import { AppError } from '../core/errors.js';
 import { costSentence, type Operation } from '../core/operations.js';
 import { parseInput } from '../core/validation.js';
 import type { Logger } from '../logger.js';
+import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import { JSON_RPC } from './json-rpc-codes.js';
 import type { McpExtra } from './mcp-extra.js';
 import { mcpError } from './tool-results.js';
@@ -27,6 +29,8 @@ interface ResourceDeps {
   operations: readonly Operation[];
   logger: Logger;
   agentOf(extra: McpExtra): Promise<string>;
+  /** Where each read is counted (a charged read of a memory too). */
+  metrics?: Pick<ServiceMetrics, 'request'>;
 }
 
 function memoryUri(key: string): string {
@@ -51,10 +55,23 @@ export function registerMemoryResources(server: McpServer, deps: ResourceDeps): 
   };
   /** Runs a table entry for the caller; failures become a JSON-RPC error carrying the REST body. */
   const run = async (op: Operation, fields: Record<string, unknown>, extra: McpExtra) => {
+    const started = process.hrtime.bigint();
+    const observe = (status: string, costCents = 0) =>
+      deps.metrics?.request({
+        face: 'mcp',
+        operation: op.name,
+        status,
+        seconds: Number(process.hrtime.bigint() - started) / 1e9,
+        costCents,
+      });
     try {
-      return await op.run(core, await deps.agentOf(extra), parseInput(op.input, fields));
+      const body = await op.run(core, await deps.agentOf(extra), parseInput(op.input, fields));
+      const cost = (body as { cost_cents?: unknown }).cost_cents;
+      observe('ok', typeof cost === 'number' ? cost : 0);
+      return body;
     } catch (err) {
       const error = mcpError(err, logger, op.name, extra);
+      observe(error.code);
       const rpc = new McpError(JSON_RPC.resourceFailed, error.message, error.toBody());
       rpc.message = error.message; // McpError prefixes "MCP error <code>:", which the client adds again
       throw rpc;

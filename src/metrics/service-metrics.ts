@@ -10,10 +10,9 @@
  * read at scrape time (breakers, buckets, store figures).
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { LiveDataSource } from '../core/live-port.js';
+import type { LiveDataSource, ProviderCall } from '../core/live-port.js';
 import type { CacheState } from '../core/model.js';
 import type { StorePort } from '../core/store-port.js';
-import type { ProviderCall } from '../live/provider-chain.js';
 
 /** One request of a face, as the metrics count it. */
 export interface RequestObservation {

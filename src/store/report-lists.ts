@@ -62,6 +62,7 @@ export function addLiveUsage(table: LiveUsageTable, counts: readonly LiveUsageCo
   }
 }
 
+/** The counts of one agent (or of every agent: for the snapshot) from `sinceDay` on. */
 export function liveUsageOf(
   table: LiveUsageTable,
   agentId: string | undefined,
@@ -76,6 +77,20 @@ export function liveUsageOf(
     }
   }
   return counts;
+}
+
+/** Every agent's counts from `sinceDay` on, summed per day and state. */
+export function liveUsageTotalsOf(
+  table: LiveUsageTable,
+  sinceDay: string,
+): Omit<LiveUsageCount, 'agentId'>[] {
+  const totals = new Map<string, Omit<LiveUsageCount, 'agentId'>>();
+  for (const { day, state, count } of liveUsageOf(table, undefined, sinceDay)) {
+    const row = totals.get(`${day} ${state}`) ?? { day, state, count: 0 };
+    row.count += count;
+    totals.set(`${day} ${state}`, row);
+  }
+  return [...totals.values()];
 }
 
 export function accountPageOf(

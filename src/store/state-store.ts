@@ -157,12 +157,16 @@ export class StateStore implements StorePort {
     return this.read(async () => this.state.ledgerUsage(agentId, since));
   }
 
-  liveUsage(agentId: string | undefined, sinceDay: string): Promise<LiveUsageCount[]> {
-    return this.read(async () => this.state.liveUsageSince(agentId, sinceDay));
+  liveUsage(agentId: string, sinceDay: string): Promise<LiveUsageCount[]> {
+    return this.read(async () => this.state.liveUsage(agentId, sinceDay));
+  }
+
+  liveUsageTotals(sinceDay: string): Promise<Omit<LiveUsageCount, 'agentId'>[]> {
+    return this.read(async () => this.state.liveUsageTotals(sinceDay));
   }
 
   listAccounts(page: { limit: number; after?: string; emailContains?: string }): Promise<AccountPage> {
-    return this.read(async () => this.state.accountPage(page));
+    return this.read(async () => this.state.listAccounts(page));
   }
 
   stats(): StoreStats {

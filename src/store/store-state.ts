@@ -27,6 +27,7 @@ import {
   ledgerPageOf,
   ledgerUsageOf,
   liveUsageOf,
+  liveUsageTotalsOf,
 } from './report-lists.js';
 
 /** The file format: arrays of records, readable by a person. */
@@ -63,7 +64,7 @@ export class StoreState implements StoreReader {
   private readonly idempotency = new Map<string, IdempotencyRecord>();
   /** Per agent, its ranked-search index: built at its first ranked query, then kept in step with each change. */
   private readonly searchIndexes = new Map<string, MemorySearchIndex>();
-  private readonly liveUsage: LiveUsageTable = new Map();
+  private readonly liveUsageTable: LiveUsageTable = new Map();
 
   static fromSnapshot(snapshot: Snapshot): StoreState {
     const state = new StoreState();
@@ -90,7 +91,7 @@ export class StoreState implements StoreReader {
       ledger,
       idempotency: [...this.idempotency.values()],
       history: [...this.history.values()].flat(),
-      liveUsage: liveUsageOf(this.liveUsage, undefined, ''),
+      liveUsage: liveUsageOf(this.liveUsageTable, undefined, ''),
     };
   }
 
@@ -108,7 +109,7 @@ export class StoreState implements StoreReader {
         return;
       }
       case 'usage.add':
-        addLiveUsage(this.liveUsage, change.counts);
+        addLiveUsage(this.liveUsageTable, change.counts);
         return;
       case 'ledger.append': {
         const { agentId } = change.entry;
@@ -257,11 +258,15 @@ export class StoreState implements StoreReader {
     return ledgerUsageOf(this.ledger.get(agentId) ?? [], since);
   }
 
-  liveUsageSince(agentId: string | undefined, sinceDay: string) {
-    return liveUsageOf(this.liveUsage, agentId, sinceDay);
+  liveUsage(agentId: string, sinceDay: string) {
+    return liveUsageOf(this.liveUsageTable, agentId, sinceDay);
   }
 
-  accountPage(page: { limit: number; after?: string; emailContains?: string }) {
+  liveUsageTotals(sinceDay: string) {
+    return liveUsageTotalsOf(this.liveUsageTable, sinceDay);
+  }
+
+  listAccounts(page: { limit: number; after?: string; emailContains?: string }) {
     return accountPageOf(this.accounts.values(), page);
   }
 

@@ -15,6 +15,7 @@ export function unavailableStore(message: string): StorePort {
     ledgerPage: fail,
     ledgerUsage: fail,
     liveUsage: fail,
+    liveUsageTotals: fail,
     listAccounts: fail,
     claimIdempotency: fail,
     releaseIdempotency: async () => undefined,

@@ -70,9 +70,18 @@ describe("the README's price table", () => {
     expect(cost.get('memory_store_batch')).toMatchObject({ cents: memory, per: 'memory' });
     expect(cost.get('memory_import')).toMatchObject({ cents: memory, per: 'memory' });
     const data = cost.get('data');
-    for (const free of ['register', 'account', 'account_transactions', 'memory_delete', 'memory_export'])
+    for (const free of [
+      'register',
+      'account',
+      'account_transactions',
+      'account_usage',
+      'memory_delete',
+      'memory_export',
+    ])
       expect(cost.get(free)?.cents, free).toBe(0);
-    expect(readme).toContain('| ping, register, account, ledger, delete memory, export memories | 0 |');
+    expect(readme).toContain(
+      '| ping, register, account, ledger, usage, delete memory, export memories | 0 |',
+    );
     expect(readme).toContain(
       `| store, retrieve; list or search memories (a page); memory history; restore a version | ${memory} |`,
     );

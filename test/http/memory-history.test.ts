@@ -61,6 +61,18 @@ describe('memory history and restore (REST)', () => {
     });
     expect((await history(key, 'doc', 1)).body.versions).toHaveLength(1);
     expect(await balance(key)).toBe(50 - 4 - 1 - 1);
+    // The service's own operations need the key in the header only (no key in the URL); a wrong
+    // agent_key is still refused.
+    const headerOnly = await server.request('GET', '/api/ac/memory/history', {
+      key,
+      query: { memory_key: 'doc' },
+    });
+    expect(headerOnly.status, headerOnly.text).toBe(200);
+    const wrong = await server.request('GET', '/api/ac/memory/history', {
+      key,
+      query: { agent_key: 'ac_not-this-one', memory_key: 'doc' },
+    });
+    expect(wrong.status).toBe(403);
   });
 
   it('restores an earlier version as a new one, priced as a store, with If-Match', async () => {

@@ -134,6 +134,16 @@ describe('GET /metrics', () => {
     const delta = (labels: Record<string, string>) =>
       value(after, 'ac_requests_total', labels) - value(before, 'ac_requests_total', labels);
     expect(delta({ face: 'mcp', operation: 'memory_store', status: 'ok' })).toBe(1);
+    // The transport's own HTTP requests are not counted again as REST requests.
+    expect(
+      after
+        .get('ac_requests_total')
+        ?.metrics.filter((m) => m.labels?.face === 'rest' && m.labels.operation === 'other'),
+    ).toEqual(
+      before
+        .get('ac_requests_total')
+        ?.metrics.filter((m) => m.labels?.face === 'rest' && m.labels.operation === 'other') ?? [],
+    );
     expect(delta({ face: 'mcp', operation: 'memory_retrieve', status: 'not_found' })).toBe(1);
     expect(
       value(after, 'ac_cents_charged_total', { operation: 'memory_store' }) -

@@ -30,6 +30,48 @@ function provider(id: string, script: Behaviour[], calls: string[], perMinute = 
 }
 
 describe('provider chain', () => {
+  it("reports each provider's breaker, last failures, bucket and every call's outcome", async () => {
+    const clock = new Clock();
+    const calls: string[] = [];
+    const heard: unknown[] = [];
+    const chain = new ProviderChain(
+      'news',
+      [provider('a', ['fail', 'timeout', 'ok'], calls, 60), provider('b', ['ok'], calls, 60)],
+      { now: clock.now, breaker: { threshold: 2 }, onCall: (call) => heard.push(call) },
+    );
+    expect(chain.status()).toEqual([
+      {
+        chain: 'news',
+        id: 'a',
+        breaker: 'closed',
+        recentFailures: [],
+        tokens: { available: 10, capacity: 10 },
+      },
+      {
+        chain: 'news',
+        id: 'b',
+        breaker: 'closed',
+        recentFailures: [],
+        tokens: { available: 10, capacity: 10 },
+      },
+    ]);
+    await chain.fetch('x');
+    clock.ms += 1000;
+    await chain.fetch('y');
+    const [a, b] = chain.status();
+    expect(a?.breaker).toBe('open');
+    expect(a?.recentFailures.map((f) => f.message)).toEqual(['a timed out', 'a failed']);
+    expect(a?.recentFailures[0]?.at).toBe(new Date(clock.ms).toISOString());
+    expect(a?.tokens.available).toBeCloseTo(9, 5); // two taken, one back after a second at 60 a minute
+    expect(b).toMatchObject({ breaker: 'closed', recentFailures: [] });
+    expect(heard).toEqual([
+      { chain: 'news', provider: 'a', outcome: 'failed', seconds: 0 },
+      { chain: 'news', provider: 'b', outcome: 'ok', seconds: 0 },
+      { chain: 'news', provider: 'a', outcome: 'timeout', seconds: 0 },
+      { chain: 'news', provider: 'b', outcome: 'ok', seconds: 0 },
+    ]);
+  });
+
   it('answers from the first provider that works, in order', async () => {
     const calls: string[] = [];
     const chain = new ProviderChain('weather', [

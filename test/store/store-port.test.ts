@@ -139,6 +139,16 @@ for (const adapter of adapters) {
         const last = await s.ledgerPage('r', { limit: 2, before: second.next as number });
         expect(last.entries.map((e) => e.id)).toEqual(['txn_r1']);
         expect(last.next).toBeUndefined();
+        // A page that ends exactly at the oldest entry says no more follow.
+        const exact = await s.ledgerPage('r', { limit: 5 });
+        expect(exact.entries).toHaveLength(5);
+        expect(exact.next).toBeUndefined();
+        const tail = await s.ledgerPage('r', {
+          limit: 3,
+          before: (await s.ledgerPage('r', { limit: 2 })).next,
+        });
+        expect(tail.entries.map((e) => e.id)).toEqual(['txn_r3', 'txn_r2', 'txn_r1']);
+        expect(tail.next).toBeUndefined();
         expect((await s.ledgerPage('nobody', { limit: 5 })).entries).toEqual([]);
         const usage = await s.ledgerUsage('r', '2026-11-21T00:00:00.000Z');
         expect(usage.sort((a, b) => a.operation.localeCompare(b.operation))).toEqual([
@@ -173,10 +183,15 @@ for (const adapter of adapters) {
           { agentId: 'u', day: '2026-11-20', state: 'fresh', count: 2 },
           { agentId: 'u', day: '2026-11-21', state: 'hit', count: 7 },
         ]);
-        expect(sorted(await s.liveUsage(undefined, '2026-11-21'))).toEqual([
-          { agentId: 'u', day: '2026-11-21', state: 'hit', count: 7 },
+        expect(await s.liveUsage('v', '2026-11-01')).toEqual([
           { agentId: 'v', day: '2026-11-21', state: 'hit', count: 1 },
         ]);
+        const totals = await s.liveUsageTotals('2026-11-20');
+        expect(totals.sort((a, b) => `${a.day}${a.state}`.localeCompare(`${b.day}${b.state}`))).toEqual([
+          { day: '2026-11-20', state: 'fresh', count: 2 },
+          { day: '2026-11-21', state: 'hit', count: 8 },
+        ]);
+        expect(await s.liveUsageTotals('2026-11-22')).toEqual([]);
       };
       await check(store);
       if (reopen) await check(await reopen());
@@ -198,6 +213,12 @@ for (const adapter of adapters) {
       ).toEqual(['amos']);
       // A fragment is text, not a pattern.
       expect((await store.listAccounts({ limit: 5, emailContains: '%' })).total).toBe(0);
+      // Byte order, as the JSON store compares code units: punctuation sorts by its code, whatever the
+      // database's collation would say.
+      await withAgents(store, 'a-b', 'a.b', 'a_b', 'ab', 'aB0');
+      const order = await store.listAccounts({ limit: 10, emailContains: '@' });
+      const ours = order.accounts.map((a) => a.id).filter((id) => /^a[-._bB]/u.test(id));
+      expect(ours).toEqual(['a-b', 'a.b', 'aB0', 'a_b', 'ab']);
     });
 
     it('commits all writes of a transaction together and finds accounts by id, key hash and e-mail', async () => {

@@ -80,7 +80,7 @@ export function accountOperations(schemas: AccountSchemas, limits: Limits) {
       errors: ['forbidden'],
       input: schemas.UsageInput,
       output: schemas.UsageOutput,
-      run: (core, agent, input) => core.usage.usage(agent, input),
+      run: (core, agent, input) => core.usage.summary(agent, input),
     }),
     agentOperation({
       name: 'account_info',

@@ -66,7 +66,11 @@ export function createAdminSchemas(limits: Limits) {
         )
         .describe('Every provider of every chain, as this instance sees it.'),
       cache: z.object({
-        entries: z.int().describe('Results the live-data cache holds.'),
+        entries: z
+          .int()
+          .describe(
+            'Results the live-data cache holds (on PostgreSQL, expired ones until the sweep removes them).',
+          ),
         day: z.string().describe('The UTC day the counts below are of (today).'),
         hits: z.int().describe('Answers served without a fetch for them today (hit, stale, shared_flight).'),
         misses: z.int().describe('Answers fetched from an upstream today.'),

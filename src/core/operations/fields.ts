@@ -83,7 +83,7 @@ export const Email = z
 /** The cursor of a simple list (the ledger, the operator's accounts): next_cursor of the previous page. */
 export const ListCursor = z
   .string('cursor must be a string')
-  .max(200, 'cursor is not one this list gave')
+  .max(512, 'cursor is not one this list gave')
   .optional()
   .describe('next_cursor of the previous page, to read the next one.');
 

@@ -184,8 +184,13 @@ export class PostgresLiveCache implements LiveCache {
     ];
   }
 
+  /** Rows of the shared table: results, including expired ones the sweep has not removed yet. */
   async entries(): Promise<number> {
-    const { rows } = await this.pool.query('SELECT count(*) AS n FROM live_cache');
+    const { rows } = await queryReachable<{ n: string }>(
+      this.pool,
+      'SELECT count(*) AS n FROM live_cache',
+      [],
+    );
     return Number(rows[0]?.n ?? 0);
   }
 

@@ -2,12 +2,13 @@
  * StoreReports on PostgreSQL: the usage endpoint's and the operator's reads, single statements on the pool
  * (committed state, no transaction). Days are UTC, read as text so that no time zone moves them.
  */
-import type { CacheState } from '../../core/model.js';
+import { type CacheState, CREDIT_KINDS } from '../../core/model.js';
 import type { AccountPage, LedgerPage, StoreReports } from '../../core/store-port.js';
 import { ACCOUNT_COLUMNS, int, LEDGER_COLUMNS, toAccount, toLedgerEntry } from './postgres-rows.js';
 import { preparing, type Queryable } from './prepared.js';
 
-const CREDIT_OPERATIONS = "('starter_credit', 'top_up', 'plan_change')";
+/** The ledger operations that are not charges, as an SQL list. */
+const CREDIT_OPERATIONS = `(${CREDIT_KINDS.map((kind) => `'${kind}'`).join(', ')})`;
 
 export class PostgresReports implements StoreReports {
   private readonly db: Queryable;
@@ -43,31 +44,57 @@ export class PostgresReports implements StoreReports {
     }));
   }
 
-  async liveUsage(agentId: string | undefined, sinceDay: string) {
+  async liveUsage(agentId: string, sinceDay: string) {
     const { rows } = await this.db.query(
-      "SELECT agent_id, to_char(day, 'YYYY-MM-DD') AS day, state, count FROM live_usage " +
-        'WHERE day >= $1::date AND ($2::text IS NULL OR agent_id = $2)',
-      [sinceDay, agentId ?? null],
+      "SELECT to_char(day, 'YYYY-MM-DD') AS day, state, count FROM live_usage " +
+        'WHERE agent_id = $1 AND day >= $2::date',
+      [agentId, sinceDay],
     );
     return rows.map((row) => ({
-      agentId: String(row.agent_id),
+      agentId,
       day: String(row.day),
       state: String(row.state) as CacheState,
       count: int(row.count),
     }));
   }
 
+  async liveUsageTotals(sinceDay: string) {
+    const { rows } = await this.db.query(
+      "SELECT to_char(day, 'YYYY-MM-DD') AS day, state, sum(count) AS count FROM live_usage " +
+        'WHERE day >= $1::date GROUP BY day, state',
+      [sinceDay],
+    );
+    return rows.map((row) => ({
+      day: String(row.day),
+      state: String(row.state) as CacheState,
+      count: int(row.count),
+    }));
+  }
+
+  /**
+   * Accounts in the order of `accounts_email_c` (e-mail, byte order): a page after an e-mail reads the index
+   * from there. A fragment is matched with strpos, not LIKE: it is text, with no wildcards of its own.
+   */
   async listAccounts(page: { limit: number; after?: string; emailContains?: string }): Promise<AccountPage> {
-    // strpos, not LIKE: the e-mail fragment is text, with no wildcards of its own.
-    const matches = '($1::text IS NULL OR strpos(email, $1) > 0)';
-    const [found, total] = await Promise.all([
-      this.db.query(
-        `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE ${matches} AND ` +
-          '($2::text IS NULL OR email COLLATE "C" > $2) ORDER BY email COLLATE "C" LIMIT $3',
-        [page.emailContains ?? null, page.after ?? null, page.limit],
-      ),
-      this.db.query(`SELECT count(*) AS total FROM accounts WHERE ${matches}`, [page.emailContains ?? null]),
-    ]);
-    return { accounts: found.rows.map(toAccount), total: int(total.rows[0]?.total ?? 0) };
+    const conditions: string[] = [];
+    const values: unknown[] = [];
+    if (page.emailContains !== undefined) {
+      values.push(page.emailContains);
+      conditions.push(`strpos(email, $${values.length}) > 0`);
+    }
+    const matching = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
+    const total = this.db.query(`SELECT count(*) AS total FROM accounts ${matching}`, [...values]);
+    if (page.after !== undefined) {
+      values.push(page.after);
+      conditions.push(`email COLLATE "C" > $${values.length}`);
+    }
+    values.push(page.limit);
+    const found = this.db.query(
+      `SELECT ${ACCOUNT_COLUMNS} FROM accounts ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''} ` +
+        `ORDER BY email COLLATE "C" LIMIT $${values.length}`,
+      values,
+    );
+    const [rows, counted] = await Promise.all([found, total]);
+    return { accounts: rows.rows.map(toAccount), total: int(counted.rows[0]?.total ?? 0) };
   }
 }

@@ -133,9 +133,14 @@ export class PostgresStore implements StorePort {
     return this.reachable(() => this.reports.ledgerUsage(agentId, since));
   }
 
-  liveUsage(agentId: string | undefined, sinceDay: string): Promise<LiveUsageCount[]> {
+  liveUsage(agentId: string, sinceDay: string): Promise<LiveUsageCount[]> {
     this.assertOpen();
     return this.reachable(() => this.reports.liveUsage(agentId, sinceDay));
+  }
+
+  liveUsageTotals(sinceDay: string): Promise<Omit<LiveUsageCount, 'agentId'>[]> {
+    this.assertOpen();
+    return this.reachable(() => this.reports.liveUsageTotals(sinceDay));
   }
 
   listAccounts(page: { limit: number; after?: string; emailContains?: string }): Promise<AccountPage> {

@@ -103,7 +103,10 @@ export async function call<T>(path: string, options: CallOptions = {}): Promise<
   if (!res.ok) {
     const message = messageOf(body, res.status);
     const record = body && typeof body === 'object' ? (body as Record<string, unknown>) : undefined;
-    if (res.status === 401 && auth !== 'none' && options.credential === undefined) {
+    // Only the credential still stored signs out: a late 401 for a key replaced since (a rotation, a new
+    // sign-in) must not sign out its successor.
+    const current = auth === 'agent' ? session.key() : auth === 'admin' ? session.adminToken() : null;
+    if (res.status === 401 && auth !== 'none' && options.credential === undefined && stored === current) {
       for (const listener of unauthorizedListeners) listener({ auth, message });
     }
     throw new ApiError(

@@ -10,3 +10,6 @@ CREATE TABLE live_usage (
 );
 -- The operator's view sums every agent's recent days.
 CREATE INDEX live_usage_day ON live_usage (day);
+
+-- The operator's list of accounts, in e-mail order of bytes (as the JSON store orders them), page by page.
+CREATE INDEX accounts_email_c ON accounts (email COLLATE "C");
