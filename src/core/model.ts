@@ -7,6 +7,19 @@ export type MemoryType = (typeof MEMORY_TYPES)[number];
 export const CACHE_STATES = ['fresh', 'hit', 'stale', 'shared_flight'] as const;
 export type CacheState = (typeof CACHE_STATES)[number];
 
+/**
+ * How many UTC days of live-data answer counts are kept (today included): as many as the usage endpoint
+ * shows at most. Older counts are removed in the background.
+ */
+export const USAGE_DAYS_KEPT = 90;
+
+/** The first UTC day (YYYY-MM-DD) whose counts are kept at `now`. */
+export function firstUsageDayKept(now: Date): string {
+  return new Date(Math.floor(now.getTime() / 86_400_000 - (USAGE_DAYS_KEPT - 1)) * 86_400_000)
+    .toISOString()
+    .slice(0, 10);
+}
+
 export const QUERY_TYPES = ['news', 'search', 'weather', 'price'] as const;
 export type QueryType = (typeof QUERY_TYPES)[number];
 

@@ -14,4 +14,5 @@ export type Change =
   | { op: 'idempotency.put'; record: IdempotencyRecord }
   | { op: 'history.put'; entry: MemoryVersion; keep: number }
   | { op: 'history.drop'; agentId: string; key: string }
-  | { op: 'usage.add'; counts: LiveUsageCount[] };
+  | { op: 'usage.add'; counts: LiveUsageCount[] }
+  | { op: 'usage.drop'; before: string };

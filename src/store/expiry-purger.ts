@@ -1,8 +1,10 @@
 /**
  * The JSON file store's background clean-up: every interval, the memories that expired (absent to every read
  * already) are deleted, in batches of one transaction each, so that they stop taking space in the state, the
- * journal and the snapshot. On PostgreSQL the sweeper does the same (postgres-sweeper.ts).
+ * journal and the snapshot; so are histories past their retention and live-data answer counts older than the
+ * usage endpoint shows. On PostgreSQL the sweeper does the same (postgres-sweeper.ts).
  */
+import { firstUsageDayKept } from '../core/model.js';
 import { BackgroundRounds } from './background-rounds.js';
 import type { SweepOutcome } from './postgres/postgres-sweeper.js';
 import type { StateStore } from './state-store.js';
@@ -22,7 +24,10 @@ export interface ExpiryPurgerOptions {
 
 export class ExpiryPurger extends BackgroundRounds<SweepOutcome> {
   constructor(
-    private readonly store: Pick<StateStore, 'purgeExpiredMemories' | 'purgeRetiredHistories'>,
+    private readonly store: Pick<
+      StateStore,
+      'purgeExpiredMemories' | 'purgeRetiredHistories' | 'purgeOldLiveUsage'
+    >,
     private readonly options: ExpiryPurgerOptions,
   ) {
     super(options.intervalMs, options.onRound);
@@ -36,6 +41,7 @@ export class ExpiryPurger extends BackgroundRounds<SweepOutcome> {
     const tasks: Record<string, () => Promise<number>> = {
       'expired memories': () => this.store.purgeExpiredMemories(at, PURGE_BATCH),
       'retired histories': () => this.store.purgeRetiredHistories(at, cutoff, PURGE_BATCH),
+      'old usage counts': () => this.store.purgeOldLiveUsage(firstUsageDayKept(now)),
     };
     const removed: Record<string, number> = {};
     for (const [name, batch] of Object.entries(tasks)) {

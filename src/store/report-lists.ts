@@ -62,6 +62,28 @@ export function addLiveUsage(table: LiveUsageTable, counts: readonly LiveUsageCo
   }
 }
 
+/** Drops the counts of days before `before` (YYYY-MM-DD); returns how many rows went. */
+export function dropLiveUsage(table: LiveUsageTable, before: string): number {
+  let dropped = 0;
+  for (const [agentId, perAgent] of table) {
+    for (const slot of perAgent.keys()) {
+      if (slot.slice(0, 10) < before) {
+        perAgent.delete(slot);
+        dropped++;
+      }
+    }
+    if (perAgent.size === 0) table.delete(agentId);
+  }
+  return dropped;
+}
+
+/** Whether any count is of a day before `before`. */
+export function hasLiveUsageBefore(table: LiveUsageTable, before: string): boolean {
+  for (const perAgent of table.values())
+    for (const slot of perAgent.keys()) if (slot.slice(0, 10) < before) return true;
+  return false;
+}
+
 /** The counts of one agent (or of every agent: for the snapshot) from `sinceDay` on. */
 export function liveUsageOf(
   table: LiveUsageTable,

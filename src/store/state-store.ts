@@ -142,6 +142,18 @@ export class StateStore implements StorePort {
     });
   }
 
+  /**
+   * Drops the live-data answer counts of days before `before` (YYYY-MM-DD), in one transaction when there are
+   * any; returns 1 when it dropped some, else 0.
+   */
+  async purgeOldLiveUsage(before: string): Promise<number> {
+    if (!this.state.hasLiveUsageBefore(before)) return 0;
+    return this.transact(async (tx) => {
+      (tx as StateTx).dropLiveUsageBefore(before);
+      return 1;
+    });
+  }
+
   async read<T>(work: (reader: StoreReader) => Promise<T>): Promise<T> {
     this.assertUsable();
     // What this read can see must be on disk before it answers: wait for the last commit's flush.

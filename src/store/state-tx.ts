@@ -163,6 +163,11 @@ export class StateTx implements StoreTx {
     if (counts.length > 0) this.changes.push({ op: 'usage.add', counts: [...counts] });
   }
 
+  /** Drops the live-data answer counts of days before `before` (the JSON store's purge; not in the port). */
+  dropLiveUsageBefore(before: string) {
+    this.changes.push({ op: 'usage.drop', before });
+  }
+
   private written(agentId: string): Map<string, Memory | null> {
     let perAgent = this.memories.get(agentId);
     if (!perAgent) {

@@ -22,7 +22,9 @@ import { byKey, countLive, newestFirst, newestVersions, withVersion } from './re
 import {
   accountPageOf,
   addLiveUsage,
+  dropLiveUsage,
   firstAtOrAfter,
+  hasLiveUsageBefore,
   type LiveUsageTable,
   ledgerPageOf,
   ledgerUsageOf,
@@ -110,6 +112,9 @@ export class StoreState implements StoreReader {
       }
       case 'usage.add':
         addLiveUsage(this.liveUsageTable, change.counts);
+        return;
+      case 'usage.drop':
+        dropLiveUsage(this.liveUsageTable, change.before);
         return;
       case 'ledger.append': {
         const { agentId } = change.entry;
@@ -260,6 +265,11 @@ export class StoreState implements StoreReader {
 
   liveUsage(agentId: string, sinceDay: string) {
     return liveUsageOf(this.liveUsageTable, agentId, sinceDay);
+  }
+
+  /** Whether counts of days before `before` are kept (so that a purge has something to drop). */
+  hasLiveUsageBefore(before: string) {
+    return hasLiveUsageBefore(this.liveUsageTable, before);
   }
 
   liveUsageTotals(sinceDay: string) {

@@ -60,11 +60,11 @@ describe('the expired-memory purge (JSON file store)', () => {
     });
     expect(await purger.runOnce()).toEqual({
       ran: true,
-      removed: { 'expired memories': 1, 'retired histories': 0 },
+      removed: { 'expired memories': 1, 'retired histories': 0, 'old usage counts': 0 },
     });
     expect(await purger.runOnce()).toEqual({
       ran: true,
-      removed: { 'expired memories': 0, 'retired histories': 0 },
+      removed: { 'expired memories': 0, 'retired histories': 0, 'old usage counts': 0 },
     });
     const keys = async (s: typeof store) =>
       (await s.read((r) => r.listMemories('a', { limit: 10 }))).map((m) => m.key).sort();
@@ -99,13 +99,52 @@ describe('the expired-memory purge (JSON file store)', () => {
     });
     expect(await purger.runOnce()).toEqual({
       ran: true,
-      removed: { 'expired memories': 0, 'retired histories': 1 },
+      removed: { 'expired memories': 0, 'retired histories': 1, 'old usage counts': 0 },
     });
     const versions = (key: string) => store.read((r) => r.listMemoryVersions('a', key, 10));
     expect(await versions('gone')).toEqual([]);
     expect((await versions('recent')).map((v) => v.version)).toEqual([2, 1]);
     expect((await versions('live')).map((v) => v.version)).toEqual([1]);
     await store.close();
+  });
+
+  it('drops live-data answer counts older than the usage endpoint shows (90 days), durably', async () => {
+    const { dir, store } = await opened([]);
+    await store.transact((tx) =>
+      tx.addLiveUsage(
+        ['2026-08-25', '2026-08-26', '2026-11-23'].map((day) => ({
+          agentId: 'a',
+          day,
+          state: 'hit',
+          count: 3,
+        })),
+      ),
+    );
+    // On 2026-11-23 the 90 days kept begin on 2026-08-26.
+    const purger = new ExpiryPurger(store, {
+      intervalMs: 60_000,
+      historyRetentionSeconds: 3600,
+      now: () => new Date('2026-11-23T23:59:00Z'),
+    });
+    expect(await purger.runOnce()).toEqual({
+      ran: true,
+      removed: { 'expired memories': 0, 'retired histories': 0, 'old usage counts': 1 },
+    });
+    expect((await store.liveUsage('a', '2026-01-01')).map((c) => c.day).sort()).toEqual([
+      '2026-08-26',
+      '2026-11-23',
+    ]);
+    expect(await purger.runOnce()).toEqual({
+      ran: true,
+      removed: { 'expired memories': 0, 'retired histories': 0, 'old usage counts': 0 },
+    });
+    await store.close();
+    const { store: reopened } = await openJsonFileStore(dir, holder);
+    expect((await reopened.liveUsage('a', '2026-01-01')).map((c) => c.day).sort()).toEqual([
+      '2026-08-26',
+      '2026-11-23',
+    ]);
+    await reopened.close();
   });
 
   it('goes on batch after batch until nothing expired is left', async () => {
@@ -118,7 +157,7 @@ describe('the expired-memory purge (JSON file store)', () => {
     });
     expect(await purger.runOnce()).toEqual({
       ran: true,
-      removed: { 'expired memories': PURGE_BATCH * 2 + 3, 'retired histories': 0 },
+      removed: { 'expired memories': PURGE_BATCH * 2 + 3, 'retired histories': 0, 'old usage counts': 0 },
     });
     expect(await store.read((r) => r.countMemories('a'))).toBe(1);
     await store.close();
@@ -136,7 +175,10 @@ describe('the expired-memory purge (JSON file store)', () => {
     purger.start();
     while (rounds.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
     await purger.stop();
-    expect(rounds[0]).toEqual({ ran: true, removed: { 'expired memories': 1, 'retired histories': 0 } });
+    expect(rounds[0]).toEqual({
+      ran: true,
+      removed: { 'expired memories': 1, 'retired histories': 0, 'old usage counts': 0 },
+    });
     expect(await store.read((r) => r.countMemories('a'))).toBe(0);
     await store.close();
   });

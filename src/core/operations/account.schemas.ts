@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { EMAIL_PART_LENGTHS, emailDomain, isDisposableDomain } from '../email.js';
 import type { Limits } from '../limits.js';
+import { USAGE_DAYS_KEPT } from '../model.js';
 import {
   boundedInt,
   Cents,
@@ -37,8 +38,8 @@ const RegisterEmail = Email.regex(EMAIL_PART_LENGTHS, {
       'provider.',
   });
 
-/** The most days the usage endpoint shows. */
-export const USAGE_DAYS_MAX = 90;
+/** The most days the usage endpoint shows: the days whose counts are kept. */
+const USAGE_DAYS_MAX = USAGE_DAYS_KEPT;
 
 /** One ledger entry. */
 const Transaction = z.object({

@@ -18,6 +18,7 @@ import {
   PostgresSweeper,
   SWEEP_INTERVAL_MS,
   type SweeperOptions,
+  USAGE_SWEEP,
 } from './postgres-sweeper.js';
 import { PostgresWindowCounters } from './postgres-window-counters.js';
 import { backfillSearch } from './search-backfill.js';
@@ -72,6 +73,7 @@ export async function openPostgresStore(
     tasks: [
       IDEMPOTENCY_SWEEP,
       MEMORY_EXPIRY_SWEEP,
+      USAGE_SWEEP,
       historySweep(options.historyRetentionSeconds ?? DEFAULT_LIMITS.memoryHistoryRetentionSeconds),
       ...counters.sweepTasks,
       ...liveCache.sweepTasks,

@@ -10,7 +10,7 @@
  * died), expired memories, and whatever the shared caches and counters register (live_cache, live_flights, rate_limits).
  */
 import type pg from 'pg';
-import { IDEMPOTENCY_RETENTION_MS } from '../../core/model.js';
+import { firstUsageDayKept, IDEMPOTENCY_RETENTION_MS } from '../../core/model.js';
 import { BackgroundRounds } from '../background-rounds.js';
 
 /** The advisory lock key of the sweep: a constant of this schema (the characters "acsweep" as a number). */
@@ -79,6 +79,19 @@ export function historySweep(retentionSeconds: number): SweepTask {
     },
   };
 }
+
+/** Live-data answer counts of days older than the usage endpoint shows (USAGE_DAYS_KEPT). */
+export const USAGE_SWEEP: SweepTask = {
+  name: 'old usage counts',
+  run: async (db, batch, now) => {
+    const { rowCount } = await db.query(
+      'DELETE FROM live_usage WHERE (agent_id, day, state) IN (SELECT agent_id, day, state FROM live_usage ' +
+        'WHERE day < $2::date LIMIT $1 FOR UPDATE SKIP LOCKED)',
+      [batch, firstUsageDayKept(now)],
+    );
+    return rowCount ?? 0;
+  },
+};
 
 export type SweepOutcome = { ran: false } | { ran: true; removed: Record<string, number> };
 

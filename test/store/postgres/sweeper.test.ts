@@ -13,6 +13,7 @@ import {
   SWEEP_BATCH,
   SWEEP_LOCK_KEY,
   type SweepOutcome,
+  USAGE_SWEEP,
 } from '../../../src/store/postgres/postgres-sweeper.js';
 import { testDatabase } from '../../helpers/postgres.js';
 
@@ -101,6 +102,23 @@ describe('the background sweep', () => {
     expect(await sweeper.runOnce()).toEqual({ ran: true, removed: { 'expired memories': 1 } });
     const { rows } = await db.query('SELECT key FROM memories ORDER BY key');
     expect(rows.map((r) => r.key)).toEqual(['later', 'never']);
+  });
+
+  it('drops live-data answer counts older than the usage endpoint shows (90 days), and no others', async () => {
+    const db = pool();
+    await db.query(
+      "INSERT INTO accounts (id, email, key_hash, plan, balance_cents, created_at) VALUES ('a', 'a@example.com', 'h', 'pay-as-you-go', 0, now())",
+    );
+    for (const day of ['2026-08-25', '2026-08-26', '2026-11-23'])
+      await db.query("INSERT INTO live_usage (agent_id, day, state, count) VALUES ('a', $1, 'hit', 3)", [
+        day,
+      ]);
+    // On 2026-11-23 the 90 days kept begin on 2026-08-26.
+    const now = () => new Date('2026-11-23T23:59:00Z');
+    const sweeper = new PostgresSweeper(db, { tasks: [USAGE_SWEEP], intervalMs: 60_000, now });
+    expect(await sweeper.runOnce()).toEqual({ ran: true, removed: { 'old usage counts': 1 } });
+    const { rows } = await db.query("SELECT to_char(day, 'YYYY-MM-DD') AS day FROM live_usage ORDER BY day");
+    expect(rows.map((r) => r.day)).toEqual(['2026-08-26', '2026-11-23']);
   });
 
   it('drops the histories past their retention, keeping those of live memories and recent deletes', async () => {
