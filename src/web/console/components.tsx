@@ -108,6 +108,38 @@ export function useCursorPages() {
 }
 
 /** Loads something when the inputs change; `reload` loads it again. */
+/**
+ * A sign-in form's state (the API key's, the admin token's): the pasted credential, trimmed; `check` tries it
+ * (and keeps it when it works); a blank one is refused with `missing`; an error is shown, as `explain` words it.
+ */
+export function useCredentialForm(
+  check: (candidate: string) => Promise<void>,
+  missing: string,
+  explain: (err: unknown) => unknown = (err) => err,
+) {
+  const [value, setValue] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const candidate = value.trim();
+    if (!candidate) {
+      setError(new Error(missing));
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      await check(candidate);
+    } catch (err) {
+      setError(explain(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { value, setValue, error, busy, submit };
+}
+
 export function useLoad<T>(load: () => Promise<T>, inputs: unknown[]) {
   const [data, setData] = useState<T | undefined>(undefined);
   const [error, setError] = useState<unknown>(null);

@@ -11,6 +11,7 @@ import {
   StatusMessage,
   TableWrap,
   Time,
+  useCredentialForm,
   useCursorPages,
   useLoad,
 } from '../components';
@@ -37,27 +38,10 @@ export function OperatorPage(props: {
 }
 
 function OperatorSignIn(props: { notice: string | null; onSignIn: (token: string) => void }) {
-  const [token, setToken] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    const candidate = token.trim();
-    if (!candidate) {
-      setError(new Error('Paste the admin token first.'));
-      return;
-    }
-    setBusy(true);
-    setError(null);
-    try {
-      await call<AdminStatus>('/api/ac/admin/status', { auth: 'admin', credential: candidate });
-      props.onSignIn(candidate);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const form = useCredentialForm(async (candidate) => {
+    await call<AdminStatus>('/api/ac/admin/status', { auth: 'admin', credential: candidate });
+    props.onSignIn(candidate);
+  }, 'Paste the admin token first.');
   return (
     <section class="card narrow" aria-labelledby="admin-sign-in-title">
       <h2 id="admin-sign-in-title">Sign in as the operator</h2>
@@ -70,7 +54,7 @@ function OperatorSignIn(props: { notice: string | null; onSignIn: (token: string
           {props.notice}
         </p>
       ) : null}
-      <form class="stack" onSubmit={submit} aria-labelledby="admin-sign-in-title">
+      <form class="stack" onSubmit={form.submit} aria-labelledby="admin-sign-in-title">
         <div class="field">
           <label for="admin-token">Admin token</label>
           <input
@@ -78,14 +62,14 @@ function OperatorSignIn(props: { notice: string | null; onSignIn: (token: string
             type="password"
             autocomplete="off"
             spellcheck={false}
-            value={token}
-            onInput={(e) => setToken(e.currentTarget.value)}
+            value={form.value}
+            onInput={(e) => form.setValue(e.currentTarget.value)}
           />
         </div>
-        <ErrorMessage error={error} />
+        <ErrorMessage error={form.error} />
         <div class="actions">
-          <button type="submit" class="primary" disabled={busy}>
-            {busy ? 'Signing in…' : 'Sign in as operator'}
+          <button type="submit" class="primary" disabled={form.busy}>
+            {form.busy ? 'Signing in…' : 'Sign in as operator'}
           </button>
         </div>
       </form>

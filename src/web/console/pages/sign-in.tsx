@@ -1,7 +1,6 @@
 /** Signing in with an API key: checked against GET /api/ac/account before it is kept. */
-import { useState } from 'preact/hooks';
 import { ApiError, call } from '../api';
-import { ErrorMessage, PageHeading } from '../components';
+import { ErrorMessage, PageHeading, useCredentialForm } from '../components';
 import type { Account } from '../types';
 
 export function SignInPage(props: {
@@ -9,32 +8,17 @@ export function SignInPage(props: {
   notice: string | null;
   onSignedIn: (key: string, account: Account) => void;
 }) {
-  const [key, setKey] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    const candidate = key.trim();
-    if (!candidate) {
-      setError(new Error('Paste your API key first.'));
-      return;
-    }
-    setBusy(true);
-    setError(null);
-    try {
+  const form = useCredentialForm(
+    async (candidate) => {
       const answer = await call<Account>('/api/ac/account', { credential: candidate });
       props.onSignedIn(candidate, answer.body);
-    } catch (err) {
-      setError(
-        err instanceof ApiError && err.status === 401
-          ? new Error(`That key was not accepted. ${err.message}`)
-          : err,
-      );
-    } finally {
-      setBusy(false);
-    }
-  };
+    },
+    'Paste your API key first.',
+    (err) =>
+      err instanceof ApiError && err.status === 401
+        ? new Error(`That key was not accepted. ${err.message}`)
+        : err,
+  );
 
   return (
     <section class="narrow" aria-labelledby="sign-in-title">
@@ -50,7 +34,7 @@ export function SignInPage(props: {
             {props.notice}
           </p>
         ) : null}
-        <form onSubmit={submit} class="stack" aria-labelledby="sign-in-title">
+        <form onSubmit={form.submit} class="stack" aria-labelledby="sign-in-title">
           <div class="field">
             <label for="api-key">API key</label>
             <input
@@ -59,8 +43,8 @@ export function SignInPage(props: {
               type="password"
               autocomplete="off"
               spellcheck={false}
-              value={key}
-              onInput={(e) => setKey(e.currentTarget.value)}
+              value={form.value}
+              onInput={(e) => form.setValue(e.currentTarget.value)}
               aria-describedby="api-key-hint"
             />
             <span id="api-key-hint" class="hint">
@@ -68,10 +52,10 @@ export function SignInPage(props: {
               <a href="/docs">API reference</a>.
             </span>
           </div>
-          <ErrorMessage error={error} />
+          <ErrorMessage error={form.error} />
           <div class="actions">
-            <button type="submit" class="primary" disabled={busy}>
-              {busy ? 'Signing in…' : 'Sign in'}
+            <button type="submit" class="primary" disabled={form.busy}>
+              {form.busy ? 'Signing in…' : 'Sign in'}
             </button>
           </div>
         </form>
