@@ -3,45 +3,34 @@
  * says `admin_api: true`, signed in with the token (a wrong one is refused with the API's sentence),
  * accounts with balances and plans, a top-up and a plan change, and the providers' and cache's status.
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, lookAtBothWidths, VIEWPORTS, watchPage } from '../helpers/browser.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { lookAtBothWidths } from '../helpers/browser.js';
+import { useConsoleSuite } from './console-suite.js';
 
 const TOKEN = 'console-operator-token-0123456789';
 
 describe('the console’s operator view', { timeout: 60_000 }, () => {
-  let browser: Browser;
-  let server: TestServer;
-  let context: BrowserContext | undefined;
+  const suite = useConsoleSuite({ env: { AC_ADMIN_TOKEN: TOKEN } });
   const emails = ['ada@example.com', 'grace@example.com', 'linus@example.org'];
 
   beforeAll(async () => {
-    browser = await launchBrowser();
-    server = await startTestServer({ env: { AC_ADMIN_TOKEN: TOKEN } });
-    for (const email of emails) await server.register(email);
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
-  afterEach(async () => {
-    await context?.close();
-    context = undefined;
+    for (const email of emails) await suite.server.register(email);
   });
 
   async function openOperator(allow: RegExp[] = []): Promise<{ page: Page; problems: string[] }> {
-    context = await browser.newContext({ viewport: VIEWPORTS.desktop });
-    const page = await context.newPage();
-    const { problems } = watchPage(page, server.url, allow);
-    await page.goto(`${server.url}/console`);
+    const { page, watch } = await suite.newPage(allow);
+    await page.goto(`${suite.server.url}/console`);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Operator' }).click();
     await page.getByRole('heading', { level: 1, name: 'Operator' }).waitFor();
-    return { page, problems };
+    return { page, problems: watch.problems };
   }
 
   const accountOf = async (email: string) => {
-    const res = await server.request('GET', '/api/ac/admin/accounts', { bearer: TOKEN, query: { email } });
+    const res = await suite.server.request('GET', '/api/ac/admin/accounts', {
+      bearer: TOKEN,
+      query: { email },
+    });
     return res.body.accounts.find((a: { email: string }) => a.email === email);
   };
 

@@ -3,72 +3,37 @@
  * operation, the live-data cache-hit rate, today's spend on the account page, and the ledger a page at a
  * time (GET /api/ac/account/transactions with next_cursor).
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
-import { FORECAST_PARIS, GEOCODING_PARIS } from '../fixtures/live/open-meteo.js';
-import { launchBrowser, lookAtBothWidths, VIEWPORTS, watchPage } from '../helpers/browser.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { lookAtBothWidths } from '../helpers/browser.js';
+import { useConsoleSuite } from './console-suite.js';
 
 describe('the console’s usage page', { timeout: 60_000 }, () => {
-  let browser: Browser;
-  let upstream: FakeUpstream;
-  let server: TestServer;
-  let context: BrowserContext | undefined;
-
-  beforeAll(async () => {
-    [browser, upstream] = await Promise.all([
-      launchBrowser(),
-      startFakeUpstream({
-        '/v1/search': (req) =>
-          req.query.name === 'paris' ? { json: GEOCODING_PARIS } : { json: { generationtime_ms: 1 } },
-        '/v1/forecast': { json: FORECAST_PARIS },
-      }),
-    ]);
-    server = await startTestServer({
-      env: {
-        AC_OPEN_METEO_GEOCODING_URL: upstream.url,
-        AC_OPEN_METEO_FORECAST_URL: `${upstream.url}/ignored/path`,
-        AC_WEATHER_PROVIDERS: 'open-meteo',
-        AC_DAILY_SPEND_LIMIT_CENTS: '40',
-      },
-    });
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    await upstream?.close();
-  });
-  afterEach(async () => {
-    await context?.close();
-    context = undefined;
-  });
+  const suite = useConsoleSuite({ weather: true, env: { AC_DAILY_SPEND_LIMIT_CENTS: '40' } });
 
   async function signedIn(key: string): Promise<{ page: Page; problems: string[] }> {
-    context = await browser.newContext({ viewport: VIEWPORTS.desktop });
-    const page = await context.newPage();
-    const { problems } = watchPage(page, server.url);
-    await page.goto(`${server.url}/console`);
+    const { page, watch } = await suite.newPage();
+    await page.goto(`${suite.server.url}/console`);
     await page.getByLabel('API key').fill(key);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Account' }).waitFor();
-    return { page, problems };
+    return { page, problems: watch.problems };
   }
 
   it('shows spend per day and per operation, the cache-hit rate, today’s spend and the ledger', async () => {
-    const key = await server.register();
+    const key = await suite.server.register();
     for (const [memory_key, memory_value] of [
       ['user.timezone', 'Europe/Berlin'],
       ['user.editor', 'vim'],
     ]) {
-      const res = await server.request('POST', '/api/ac/memory', {
+      const res = await suite.server.request('POST', '/api/ac/memory', {
         key,
         body: { agent_key: key, memory_key, memory_value },
       });
       expect(res.status).toBe(200);
     }
     for (const cache_minutes of [0, 15]) {
-      const res = await server.request('POST', '/api/ac/data', {
+      const res = await suite.server.request('POST', '/api/ac/data', {
         key,
         body: { agent_key: key, query_type: 'weather', query: 'Paris', cache_minutes },
       });
@@ -112,9 +77,9 @@ describe('the console’s usage page', { timeout: 60_000 }, () => {
   });
 
   it('pages through a long ledger', async () => {
-    const key = await server.register();
+    const key = await suite.server.register();
     for (let i = 0; i < 24; i++) {
-      const res = await server.request('POST', '/api/ac/memory', {
+      const res = await suite.server.request('POST', '/api/ac/memory', {
         key,
         body: { agent_key: key, memory_key: `note.${String(i).padStart(2, '0')}`, memory_value: `note ${i}` },
       });

@@ -5,12 +5,10 @@
  * at both widths (screenshots under test-output/screenshots, axe-core), and no page may log an error, fail
  * a request or reach another origin (which is how a CSP violation shows).
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
-import { FORECAST_PARIS, GEOCODING_PARIS } from '../fixtures/live/open-meteo.js';
-import { launchBrowser, lookAtBothWidths, type PageWatch, VIEWPORTS, watchPage } from '../helpers/browser.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { lookAtBothWidths, type PageWatch } from '../helpers/browser.js';
+import { useConsoleSuite } from './console-suite.js';
 
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
@@ -19,44 +17,12 @@ const CSP =
 const STATUS_401 = /status of 401/;
 
 describe('the web console', { timeout: 60_000 }, () => {
-  let browser: Browser;
-  let upstream: FakeUpstream;
-  let server: TestServer;
-  let context: BrowserContext | undefined;
-
-  beforeAll(async () => {
-    [browser, upstream] = await Promise.all([
-      launchBrowser(),
-      startFakeUpstream({
-        '/v1/search': (req) =>
-          req.query.name === 'paris' ? { json: GEOCODING_PARIS } : { json: { generationtime_ms: 1 } },
-        '/v1/forecast': { json: FORECAST_PARIS },
-      }),
-    ]);
-    server = await startTestServer({
-      env: {
-        AC_OPEN_METEO_GEOCODING_URL: upstream.url,
-        AC_OPEN_METEO_FORECAST_URL: `${upstream.url}/ignored/path`,
-        AC_WEATHER_PROVIDERS: 'open-meteo',
-      },
-    });
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    await upstream?.close();
-  });
-  afterEach(async () => {
-    await context?.close();
-    context = undefined;
-  });
+  const suite = useConsoleSuite({ weather: true });
 
   async function open(allow: RegExp[] = []): Promise<{ page: Page; watch: PageWatch }> {
-    context = await browser.newContext({ viewport: VIEWPORTS.desktop });
-    const page = await context.newPage();
-    const watch = watchPage(page, server.url, allow);
-    await page.goto(`${server.url}/console`);
-    return { page, watch };
+    const opened = await suite.newPage(allow);
+    await opened.page.goto(`${suite.server.url}/console`);
+    return opened;
   }
 
   async function signIn(page: Page, key: string): Promise<void> {
@@ -70,28 +36,28 @@ describe('the web console', { timeout: 60_000 }, () => {
     page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();
 
   const balanceOf = async (key: string) =>
-    (await server.request('GET', '/api/ac/account', { key })).body.credit_balance_cents as number;
+    (await suite.server.request('GET', '/api/ac/account', { key })).body.credit_balance_cents as number;
 
   it('serves the page and its files with the console CSP, and 404 for anything else under /console', async () => {
     for (const path of ['/console', '/console/']) {
-      const res = await server.request('GET', path);
+      const res = await suite.server.request('GET', path);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
       expect(res.headers.get('content-security-policy')).toBe(CSP);
       expect(res.text).toMatch(/<html lang="en">/);
       expect(res.text).not.toMatch(/<script>|style="/);
     }
-    const html = (await server.request('GET', '/console')).text;
+    const html = (await suite.server.request('GET', '/console')).text;
     const assets = [...html.matchAll(/(?:src|href)="(\/console\/[^"]+)"/g)].map((m) => m[1] as string);
     expect(assets.some((a) => a.endsWith('.js'))).toBe(true);
     expect(assets.some((a) => a.endsWith('.css'))).toBe(true);
     for (const asset of assets) {
-      const res = await server.request('GET', asset);
+      const res = await suite.server.request('GET', asset);
       expect(res.status, asset).toBe(200);
       expect(res.headers.get('content-security-policy')).toBe(CSP);
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     }
-    const head = await server.request('HEAD', '/console');
+    const head = await suite.server.request('HEAD', '/console');
     expect(head.status).toBe(200);
     expect(head.text).toBe('');
     for (const path of [
@@ -100,7 +66,7 @@ describe('the web console', { timeout: 60_000 }, () => {
       '/console/a/b',
       '/console/%2e%2e/package.json',
     ]) {
-      const res = await server.request('GET', path);
+      const res = await suite.server.request('GET', path);
       expect(res.status, path).toBe(404);
       expect(res.body?.code, path).toBe('not_found');
     }
@@ -124,7 +90,7 @@ describe('the web console', { timeout: 60_000 }, () => {
 
   it('signs in, shows the balance and account, keeps the key in the tab only, and signs out', async () => {
     const email = `console-account-${process.pid}@example.com`;
-    const key = await server.register(email);
+    const key = await suite.server.register(email);
     const { page, watch } = await open();
     await signIn(page, key);
     await expect.poll(() => page.getByTestId('balance').textContent()).toBe('50 ¢');
@@ -146,9 +112,9 @@ describe('the web console', { timeout: 60_000 }, () => {
   });
 
   it('finds memories stored through the API, edits, restores and deletes one in the browser', async () => {
-    const key = await server.register();
+    const key = await suite.server.register();
     const store = (memory_key: string, memory_value: string, memory_type: string) =>
-      server.request('POST', '/api/ac/memory', {
+      suite.server.request('POST', '/api/ac/memory', {
         key,
         body: { agent_key: key, memory_key, memory_value, memory_type, metadata: { source: 'test' } },
       });
@@ -187,7 +153,7 @@ describe('the web console', { timeout: 60_000 }, () => {
     await page.getByLabel('Value').fill('To deploy Apollo: tag, then push to main.');
     await page.getByRole('button', { name: 'Save' }).click();
     await expect.poll(() => page.getByRole('status').first().textContent()).toMatch(/Saved .* as version 2/);
-    const stored = await server.request('GET', '/api/ac/memory', {
+    const stored = await suite.server.request('GET', '/api/ac/memory', {
       key,
       query: { agent_key: key, memory_key: 'deploy/apollo' },
     });
@@ -207,7 +173,7 @@ describe('the web console', { timeout: 60_000 }, () => {
     await expect
       .poll(() => page.getByRole('status').first().textContent())
       .toMatch(/Restored version 1 .* as version 3/);
-    const restored = await server.request('GET', '/api/ac/memory', {
+    const restored = await suite.server.request('GET', '/api/ac/memory', {
       key,
       query: { agent_key: key, memory_key: 'deploy/apollo' },
     });
@@ -229,7 +195,7 @@ describe('the web console', { timeout: 60_000 }, () => {
     await dialog.waitFor({ state: 'hidden' });
     expect(
       (
-        await server.request('GET', '/api/ac/memory/history', {
+        await suite.server.request('GET', '/api/ac/memory/history', {
           key,
           query: { agent_key: key, memory_key: 'deploy/apollo' },
         })
@@ -239,7 +205,7 @@ describe('the web console', { timeout: 60_000 }, () => {
     await dialog.getByRole('button', { name: 'Delete' }).click();
     await expect.poll(() => page.getByRole('status').first().textContent()).toMatch(/Deleted the memory/);
     await expect.poll(() => list.getByRole('button').allTextContents()).toEqual([]);
-    const gone = await server.request('GET', '/api/ac/memory', {
+    const gone = await suite.server.request('GET', '/api/ac/memory', {
       key,
       query: { agent_key: key, memory_key: 'deploy/apollo' },
     });
@@ -252,7 +218,7 @@ describe('the web console', { timeout: 60_000 }, () => {
     await page.getByLabel('Type', { exact: true }).selectOption('fact');
     await page.getByRole('button', { name: 'Store' }).click();
     await expect.poll(() => page.getByRole('status').first().textContent()).toMatch(/Stored the new memory/);
-    const created = await server.request('GET', '/api/ac/memory', {
+    const created = await suite.server.request('GET', '/api/ac/memory', {
       key,
       query: { agent_key: key, memory_key: 'note.console' },
     });
@@ -264,7 +230,7 @@ describe('the web console', { timeout: 60_000 }, () => {
   });
 
   it('runs a live query against the fake upstream and shows source, freshness and cost', async () => {
-    const key = await server.register();
+    const key = await suite.server.register();
     const { page, watch } = await open();
     await signIn(page, key);
     await go(page, 'Live data');
@@ -292,7 +258,7 @@ describe('the web console', { timeout: 60_000 }, () => {
   });
 
   it('rotates the key: the new one is shown once and used, the old one is refused', async () => {
-    const oldKey = await server.register();
+    const oldKey = await suite.server.register();
     const { page, watch } = await open();
     await signIn(page, oldKey);
     await page.getByRole('button', { name: 'Rotate key…' }).click();
@@ -306,8 +272,8 @@ describe('the web console', { timeout: 60_000 }, () => {
     expect(await page.evaluate("sessionStorage.getItem('agent-context.key')")).toBe(newKey);
     expect(await lookAtBothWidths(page, 'console-account-rotated')).toEqual([]);
 
-    expect((await server.request('GET', '/api/ac/account', { key: oldKey })).status).toBe(401);
-    expect((await server.request('GET', '/api/ac/account', { key: newKey })).status).toBe(200);
+    expect((await suite.server.request('GET', '/api/ac/account', { key: oldKey })).status).toBe(401);
+    expect((await suite.server.request('GET', '/api/ac/account', { key: newKey })).status).toBe(200);
 
     // The console goes on with the new key, also after a reload.
     await page.reload();
@@ -319,7 +285,7 @@ describe('the web console', { timeout: 60_000 }, () => {
   });
 
   it('works from the keyboard: skip link, sign in with Enter, navigation, visible focus', async () => {
-    const key = await server.register();
+    const key = await suite.server.register();
     const { page, watch } = await open();
     await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
     await page.keyboard.press('Tab');
@@ -342,10 +308,10 @@ describe('the web console', { timeout: 60_000 }, () => {
   });
 
   it('signs out by itself when the key stops working elsewhere', async () => {
-    const key = await server.register();
+    const key = await suite.server.register();
     const { page, watch } = await open([STATUS_401]);
     await signIn(page, key);
-    await server.request('POST', '/api/ac/account/rotate-key', { key });
+    await suite.server.request('POST', '/api/ac/account/rotate-key', { key });
     // The next request with the old key is refused: a request the Account page still had to make, or the
     // Usage page's. (By the address, not the link: the first may sign out before a click lands.)
     await page.evaluate("location.hash = '#/usage'");
