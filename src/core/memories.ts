@@ -1,94 +1,22 @@
 /**
- * Named text memories per agent: store or update, retrieve, delete, list by type. Each paid call goes
- * through the ledger's `runCharged`, so the memory change, its debit and its idempotency record are one
- * transaction. The price and the ledger name come from the operation's table entry (`ChargeContext`).
+ * Named text memories per agent: store or update, retrieve, delete, list and search (history and restore are
+ * in memory-history.ts, the write rules in memory-rules.ts). Each paid call goes through the ledger's
+ * `runCharged`, so the memory change, its debit and its idempotency record are one transaction. The price and
+ * the ledger name come from the operation's table entry (`ChargeContext`).
  */
 import type { Clock } from './clock.js';
-import { describeDuration } from './duration.js';
-import { AppError } from './errors.js';
 import type { ChargeContext, Ledger } from './ledger.js';
 import type { Limits } from './limits.js';
+import { createMemoryHistory } from './memory-history.js';
+import { checkCondition, embedAfter, expiryOf, memoryNotFound, storedAnswer } from './memory-rules.js';
 import { searchAnswer, toMemoryQuery } from './memory-search.js';
-import { toMemoryView, toVersionView } from './memory-views.js';
+import { toMemoryView } from './memory-views.js';
 import { createMemoryWrites, live } from './memory-writes.js';
-import { MAX_TTL_SECONDS, type Memory, type MemoryType } from './model.js';
+import type { Memory } from './model.js';
 import type { Input, Output } from './schemas.js';
 import type { SemanticIndex } from './semantic-index.js';
 import { catchUp, semanticPage } from './semantic-search.js';
 import type { StorePort, StoreTx } from './store-port.js';
-
-/**
- * When a memory stored now expires: at `expires_at`, after `ttl_seconds` (0: never), else after its type's
- * default time to live (AC_MEMORY_TTL), else never.
- */
-export function expiryOf(
-  input: { ttl_seconds?: number | undefined; expires_at?: string | undefined; memory_type: MemoryType },
-  now: Date,
-  defaults: Limits['memoryTtlSeconds'],
-): Pick<Memory, 'expiresAt' | 'ttlSeconds'> {
-  if (input.expires_at !== undefined) {
-    const at = Date.parse(input.expires_at);
-    const ttl = Math.ceil((at - now.getTime()) / 1000);
-    if (ttl < 1 || ttl > MAX_TTL_SECONDS) {
-      throw new AppError(
-        'invalid_input',
-        `expires_at must be in the future and at most ten years ahead (it is ${input.expires_at}, and now is ` +
-          `${now.toISOString()}); nothing was charged.`,
-        { field: 'expires_at' },
-      );
-    }
-    return { expiresAt: new Date(at).toISOString(), ttlSeconds: ttl };
-  }
-  const ttl = input.ttl_seconds ?? defaults?.[input.memory_type];
-  if (!ttl) return {};
-  return { expiresAt: new Date(now.getTime() + ttl * 1000).toISOString(), ttlSeconds: ttl };
-}
-
-/** What a conditional write expects of the memory under its key (REST If-Match / If-None-Match). */
-export interface WriteCondition {
-  /** The write goes ahead only if the memory exists with this version. */
-  expected_version?: number | undefined;
-  /** The write goes ahead only if no memory has this key (a store then only creates). */
-  create_only?: boolean | undefined;
-}
-
-/**
- * Throws `version_conflict` (412, nothing charged, nothing changed) when the memory under `key` is not as
- * the condition expects; the error says its current version (null when there is none).
- */
-export function checkCondition(key: string, existing: Memory | undefined, condition: WriteCondition): void {
-  const current = existing?.version ?? null;
-  if (condition.create_only && existing) {
-    throw new AppError(
-      'version_conflict',
-      `A memory with memory_key ${JSON.stringify(key)} already exists (version ${current}) and create_only ` +
-        '(If-None-Match: *) asked to create it only; nothing was charged. Retrieve it, or store with ' +
-        'expected_version to update it.',
-      { memory_key: key, current_version: current },
-    );
-  }
-  if (condition.expected_version !== undefined && current !== condition.expected_version) {
-    throw new AppError(
-      'version_conflict',
-      current === null
-        ? `No memory with memory_key ${JSON.stringify(key)} exists, and expected_version ` +
-            `${condition.expected_version} (If-Match) asked for that version; nothing was charged or changed.`
-        : `The memory ${JSON.stringify(key)} is at version ${current}, not expected_version ` +
-            `${condition.expected_version} (If-Match): it changed since you read it; nothing was charged or ` +
-            'changed. Retrieve it again, merge, and retry with its current version.',
-      { memory_key: key, current_version: current, expected_version: condition.expected_version },
-    );
-  }
-}
-
-function memoryNotFound(key: string): AppError {
-  return new AppError(
-    'not_found',
-    `No memory with memory_key ${JSON.stringify(key)} exists for this agent; nothing was charged. ` +
-      'List your keys with memory_search.',
-    { memory_key: key },
-  );
-}
 
 export function createMemories(
   store: StorePort,
@@ -97,19 +25,7 @@ export function createMemories(
   limits: Limits,
   semantic?: SemanticIndex,
 ) {
-  const keep = limits.memoryHistoryVersions;
-
-  const { historyOf, writeMemory } = createMemoryWrites(limits);
-
-  function stored(memory: Memory, created: boolean, cents: number, balanceCents: number) {
-    return {
-      success: true as const,
-      memory: toMemoryView(memory),
-      created,
-      cost_cents: cents,
-      credit_balance_cents: balanceCents,
-    };
-  }
+  const { writeMemory } = createMemoryWrites(limits);
 
   /** One memory_store input, inside the charging transaction. */
   async function storeOne(tx: StoreTx, agentId: string, input: Input<'StoreInput'>, at: Date) {
@@ -142,18 +58,10 @@ export function createMemories(
           written = [result.memory];
           return result;
         },
-        (result, account) => stored(result.memory, result.created, charge.cents, account.balanceCents),
+        (result, account) => storedAnswer(result.memory, result.created, charge.cents, account.balanceCents),
         record,
       )
-      .then(embedAfter(agentId, () => written));
-  }
-
-  /** After a write commits: its memories go to semantic search's background embedding, if it is on. */
-  function embedAfter<T>(agentId: string, memories: () => Memory[]) {
-    return (response: T): T => {
-      semantic?.written(agentId, memories());
-      return response;
-    };
+      .then(embedAfter(semantic, agentId, () => written));
   }
 
   /**
@@ -187,95 +95,7 @@ export function createMemories(
         }),
         record,
       )
-      .then(embedAfter(agentId, () => written));
-  }
-
-  function memoryHistory(
-    agentId: string,
-    input: Input<'HistoryInput'>,
-    { charge: price, record }: ChargeContext,
-  ): Promise<Output<'HistoryOutput'>> {
-    const charge = { cents: price.cents, operation: price.operation, ref: { memoryKey: input.memory_key } };
-    return ledger.runCharged(
-      agentId,
-      charge,
-      async (tx) => {
-        const at = clock.now();
-        const existing = live(await tx.getMemory(agentId, input.memory_key), at.toISOString());
-        const versions = await historyOf(tx, agentId, input.memory_key, existing, at, input.limit);
-        if (!existing && versions.length === 0) throw memoryNotFound(input.memory_key);
-        return { existing, versions };
-      },
-      ({ existing, versions }, account) => ({
-        success: true,
-        memory_key: input.memory_key,
-        current_version: existing?.version ?? null,
-        versions: versions.map(toVersionView),
-        cost_cents: charge.cents,
-        credit_balance_cents: account.balanceCents,
-      }),
-      record,
-    );
-  }
-
-  function restoreMemory(
-    agentId: string,
-    input: Input<'RestoreInput'>,
-    { charge: price, record }: ChargeContext,
-  ): Promise<Output<'RestoreOutput'>> {
-    const charge = { cents: price.cents, operation: price.operation, ref: { memoryKey: input.memory_key } };
-    const work = async (tx: StoreTx) => {
-      const at = clock.now();
-      const existing = live(await tx.getMemory(agentId, input.memory_key), at.toISOString());
-      checkCondition(input.memory_key, existing, input);
-      const versions = await historyOf(tx, agentId, input.memory_key, existing, at, keep);
-      const entry = versions.find((v) => v.version === input.version);
-      if (!entry) {
-        throw new AppError(
-          'not_found',
-          `Version ${input.version} of memory_key ${JSON.stringify(input.memory_key)} is not in its history ` +
-            `(the last ${keep} versions are kept; a deleted key's for ` +
-            `${describeDuration(limits.memoryHistoryRetentionSeconds)} after its last change); nothing was charged. ` +
-            'List them with memory_history.',
-          { memory_key: input.memory_key, version: input.version },
-        );
-      }
-      if (entry.deleted || entry.value === undefined || entry.type === undefined) {
-        throw new AppError(
-          'invalid_input',
-          `Version ${input.version} of ${JSON.stringify(input.memory_key)} is its delete, which has no content; ` +
-            'restore a version before it. Nothing was charged.',
-          { field: 'version' },
-        );
-      }
-      const content = {
-        value: entry.value,
-        type: entry.type,
-        metadata: entry.metadata ?? {},
-        ...(entry.ttlSeconds === undefined
-          ? {}
-          : {
-              ttlSeconds: entry.ttlSeconds,
-              expiresAt: new Date(at.getTime() + entry.ttlSeconds * 1000).toISOString(),
-            }),
-      };
-      const memory = await writeMemory(tx, agentId, input.memory_key, content, existing, at);
-      written = [memory];
-      return { memory, created: !existing };
-    };
-    let written: Memory[] = [];
-    return ledger
-      .runCharged(
-        agentId,
-        charge,
-        work,
-        (result, account) => ({
-          ...stored(result.memory, result.created, charge.cents, account.balanceCents),
-          restored_from: input.version,
-        }),
-        record,
-      )
-      .then(embedAfter(agentId, () => written));
+      .then(embedAfter(semantic, agentId, () => written));
   }
 
   function retrieveMemory(
@@ -329,7 +149,7 @@ export function createMemories(
           // while no history is (AC_MEMORY_HISTORY=0), alone, so that the key's numbers go on after it.
           await tx.putMemoryVersion(
             { agentId, key: input.memory_key, version: existing.version + 1, at, deleted: true },
-            Math.max(keep, 1),
+            Math.max(limits.memoryHistoryVersions, 1),
           );
         },
         (_none, account) => ({
@@ -397,9 +217,8 @@ export function createMemories(
     retrieveMemory,
     deleteMemory,
     searchMemories,
-    memoryHistory,
-    restoreMemory,
     listMemoryIndex,
+    ...createMemoryHistory(ledger, clock, limits, semantic),
   };
 }
 
