@@ -134,9 +134,8 @@ export function registerMemoryResources(server: McpServer, deps: ResourceDeps): 
     'ac://usage',
     {
       title: 'Usage',
-      description:
-        'What you spent per day over the last 30 days and per operation, today against the daily limit, and ' +
-        'how your live data was served (the cache-hit rate). Free.',
+      // The REST entry's own words, over its default of 30 days.
+      description: `${usage.summary} Over the last 30 days. ${costSentence(usage)}`,
       mimeType: JSON_MIME,
     },
     async (uri, extra) => {
