@@ -83,23 +83,20 @@ export function Pager(props: {
   );
 }
 
-/** Pages of a cursor-paged list: the cursor of each page seen so far, and the next one. */
+/**
+ * Pages of a cursor-paged list: the cursor of each page seen so far. The next page's cursor is the one the shown
+ * page answered with, passed to `forward`: so "Next" is enabled from the same render as the rows it follows.
+ */
 export function useCursorPages() {
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const [next, setNext] = useState<string | null>(null);
   const index = cursors.length - 1;
   return {
     cursor: cursors[index],
     page: index + 1,
     hasPrevious: index > 0,
-    hasNext: next !== null,
-    setNext,
-    first: () => {
-      setCursors([undefined]);
-      setNext(null);
-    },
-    forward: () => {
-      if (next !== null) setCursors([...cursors, next]);
+    first: () => setCursors([undefined]),
+    forward: (next: string | null | undefined) => {
+      if (next) setCursors([...cursors, next]);
     },
     back: () => {
       if (index > 0) setCursors(cursors.slice(0, -1));
@@ -107,7 +104,6 @@ export function useCursorPages() {
   };
 }
 
-/** Loads something when the inputs change; `reload` loads it again. */
 /**
  * A sign-in form's state (the API key's, the admin token's): the pasted credential, trimmed; `check` tries it
  * (and keeps it when it works); a blank one is refused with `missing`; an error is shown, as `explain` words it.
@@ -140,13 +136,21 @@ export function useCredentialForm(
   return { value, setValue, error, busy, submit };
 }
 
+/**
+ * Loads something when the inputs change; `reload` loads it again. `loading` is true from the render in which the
+ * inputs change (not only once the effect has run), so a pager is never clickable over the previous page's data.
+ */
 export function useLoad<T>(load: () => Promise<T>, inputs: unknown[]) {
   const [data, setData] = useState<T | undefined>(undefined);
   const [error, setError] = useState<unknown>(null);
   const [loading, setLoading] = useState(true);
   const [round, setRound] = useState(0);
+  const keys = [...inputs, round];
+  const started = useRef<unknown[] | null>(null);
+  const stale = started.current === null || keys.some((k, i) => !Object.is(k, started.current?.[i]));
   useEffect(() => {
     let live = true;
+    started.current = keys;
     setLoading(true);
     load().then(
       (value) => {
@@ -164,9 +168,9 @@ export function useLoad<T>(load: () => Promise<T>, inputs: unknown[]) {
     return () => {
       live = false;
     };
-  }, [...inputs, round]);
+  }, keys);
   const reload = useCallback(() => setRound((r) => r + 1), []);
-  return { data, error, loading, reload, setData };
+  return { data, error, loading: loading || stale, reload, setData };
 }
 
 /** A modal confirmation (the browser's own <dialog>: it keeps the focus inside and closes on Escape). */

@@ -72,7 +72,6 @@ export function MemoriesPage(props: { focus: boolean }) {
       (result) => {
         if (!live) return;
         setAnswer(result);
-        pages.setNext(result.next_cursor);
         setLoading(false);
       },
       (err: unknown) => {
@@ -231,10 +230,10 @@ export function MemoriesPage(props: { focus: boolean }) {
               <Pager
                 label="Memory pages"
                 hasPrevious={pages.hasPrevious}
-                hasNext={pages.hasNext}
+                hasNext={Boolean(answer?.next_cursor)}
                 busy={loading}
                 onPrevious={pages.back}
-                onNext={pages.forward}
+                onNext={() => pages.forward(answer?.next_cursor)}
                 note={`Page ${pages.page} · 1 ¢ a page`}
               />
             </>

@@ -2,7 +2,7 @@
  * The operator's view, signed in with AC_ADMIN_TOKEN (Authorization: Bearer): accounts with their balances
  * and plans, top-ups and plan changes, and the health of the live-data providers and cache.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { call } from '../api';
 import {
   ErrorMessage,
@@ -145,7 +145,6 @@ function Accounts(props: {
     [pages.cursor, props.email, props.round],
   );
   const next = list.data?.next_cursor ?? null;
-  useEffect(() => pages.setNext(next), [next]);
   return (
     <section class="card wide" aria-labelledby="accounts-title">
       <h2 id="accounts-title">Accounts</h2>
@@ -226,10 +225,10 @@ function Accounts(props: {
       <Pager
         label="Account pages"
         hasPrevious={pages.hasPrevious}
-        hasNext={pages.hasNext}
+        hasNext={next !== null}
         busy={list.loading}
         onPrevious={pages.back}
-        onNext={pages.forward}
+        onNext={() => pages.forward(next)}
         note={`Page ${pages.page}`}
       />
     </section>

@@ -2,7 +2,6 @@
  * Usage: spend per day over 30 days and per operation (GET /api/ac/account/usage), the live-data cache-hit
  * rate, and the ledger, a page at a time (GET /api/ac/account/transactions).
  */
-import { useEffect } from 'preact/hooks';
 import { ApiError, call } from '../api';
 import { DayChart, InlineBar } from '../charts';
 import { ErrorMessage, PageHeading, Pager, TableWrap, Time, useCursorPages, useLoad } from '../components';
@@ -183,7 +182,6 @@ function Ledger() {
     [pages.cursor],
   );
   const next = ledger.data?.next_cursor ?? null;
-  useEffect(() => pages.setNext(next), [next]);
   return (
     <section class="card wide ledger" aria-labelledby="ledger-title">
       <h2 id="ledger-title">Ledger</h2>
@@ -237,10 +235,10 @@ function Ledger() {
       <Pager
         label="Ledger pages"
         hasPrevious={pages.hasPrevious}
-        hasNext={pages.hasNext}
+        hasNext={next !== null}
         busy={ledger.loading}
         onPrevious={pages.back}
-        onNext={pages.forward}
+        onNext={() => pages.forward(next)}
         note={`Page ${pages.page}`}
       />
     </section>
