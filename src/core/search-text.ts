@@ -29,10 +29,21 @@ export function words(text: string): string[] {
   return text.toLowerCase().match(WORD) ?? [];
 }
 
+/** Stems already computed, by word: a vocabulary repeats, and a lookup costs a fifth of stemming. */
+const STEMS = new Map<string, string>();
+const STEMS_KEPT = 50_000;
+
 /** A lowercased word as the index holds it: null for a stop word, else its stem (ASCII words) or itself. */
 export function termOf(word: string): string | null {
   if (STOP_WORDS.has(word)) return null;
-  return ASCII_LETTERS.test(word) ? stem(word) : word;
+  let term = STEMS.get(word);
+  if (term === undefined) {
+    term = ASCII_LETTERS.test(word) ? stem(word) : word;
+    // Bounded: past the limit it starts again, rather than keep every word an agent ever wrote.
+    if (STEMS.size >= STEMS_KEPT) STEMS.clear();
+    STEMS.set(word, term);
+  }
+  return term;
 }
 
 /**
@@ -100,30 +111,47 @@ const SNIPPET_CHARS = 160;
 export function snippetOf(value: string, terms: readonly string[]): string | null {
   if (terms.length === 0) return null;
   const wanted = new Set(terms);
-  const matches: { start: number; end: number }[] = [];
-  for (const match of value.matchAll(WORD)) {
-    const term = termOf(match[0].toLowerCase());
-    if (term !== null && wanted.has(term))
-      matches.push({ start: match.index, end: match.index + match[0].length });
+  // A stem keeps its word's first letter (Porter2 changes endings only): a word starting otherwise is skipped.
+  const initials = new Set(terms.map((term) => term.charCodeAt(0)));
+  // Lowercased once, as the index reads it (sliced per word while the lengths agree, as they almost always do).
+  const lower = value.toLowerCase();
+  const aligned = lower.length === value.length;
+  const matches: number[] = [];
+  let from = 0;
+  let to = value.length;
+  const word = new RegExp(WORD.source, 'gu');
+  for (let match = word.exec(value); match !== null; match = word.exec(value)) {
+    const start = match.index;
+    const end = start + match[0].length;
+    if (matches.length > 0 && start >= to) break; // past the passage: nothing more is shown
+    if (aligned && !initials.has(lower.charCodeAt(start))) continue;
+    const term = termOf(aligned ? lower.slice(start, end) : match[0].toLowerCase());
+    if (term === null || !wanted.has(term)) continue;
+    if (matches.length === 0) {
+      from = Math.max(0, start - SNIPPET_CHARS / 4);
+      to = Math.min(value.length, from + SNIPPET_CHARS);
+      from = Math.max(0, Math.min(from, to - SNIPPET_CHARS));
+    }
+    matches.push(start, end);
   }
-  const first = matches[0];
-  if (!first) return null;
-  let from = Math.max(0, first.start - SNIPPET_CHARS / 4);
-  let to = Math.min(value.length, from + SNIPPET_CHARS);
-  from = Math.max(0, Math.min(from, to - SNIPPET_CHARS));
+  if (matches.length === 0) return null;
+  const firstStart = matches[0] as number;
+  const firstEnd = matches[1] as number;
   // Cut at whitespace, so no word is halved (unless one word is the whole window).
   if (from > 0) {
-    const space = value.slice(from, first.start).search(/\s/);
+    const space = value.slice(from, firstStart).search(/\s/);
     if (space >= 0) from += space + 1;
   }
   if (to < value.length) {
-    const tail = value.slice(first.end, to);
+    const tail = value.slice(firstEnd, to);
     const space = tail.search(/\s\S*$/);
-    if (space >= 0) to = first.end + space;
+    if (space >= 0) to = firstEnd + space;
   }
   let out = '';
   let at = from;
-  for (const { start, end } of matches) {
+  for (let i = 0; i < matches.length; i += 2) {
+    const start = matches[i] as number;
+    const end = matches[i + 1] as number;
     if (start < from || end > to) continue;
     out += `${value.slice(at, start)}**${value.slice(start, end)}**`;
     at = end;

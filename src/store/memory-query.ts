@@ -4,7 +4,7 @@
  * order (key tier, then the index's BM25+ score, then recency) continued at an offset.
  */
 import { AppError } from '../core/errors.js';
-import { meetsConditions } from '../core/memory-conditions.js';
+import { conditionsOf, filterOf } from '../core/memory-conditions.js';
 import type { Memory } from '../core/model.js';
 import type { MemoryHit, MemoryPage, MemoryQuery } from '../core/store-port.js';
 import type { MemorySearchIndex } from './memory-search-index.js';
@@ -45,7 +45,7 @@ function startAfter(newestFirst: readonly Memory[], position: string): number {
 /** One page of an unranked `query` over an agent's memories given oldest first (in update order). */
 export function listPage(oldestFirst: Iterable<Memory>, query: MemoryQuery): MemoryPage {
   const newestFirst = [...oldestFirst].reverse();
-  const matched = newestFirst.filter((memory) => meetsConditions(memory, query));
+  const matched = newestFirst.filter(conditionsOf(query));
   const start = query.after === undefined ? 0 : startAfter(matched, query.after);
   const hits = matched
     .slice(start, start + query.limit)
@@ -61,7 +61,7 @@ export function rankedPage(query: MemoryQuery & { text: string }, index: MemoryS
   const offset = query.offset ?? 0;
   const { top, total } = index.rank(
     query.text,
-    (memory) => meetsConditions(memory, query),
+    { liveAt: query.liveAt, filter: filterOf(query) },
     offset + query.limit,
   );
   const hits = top

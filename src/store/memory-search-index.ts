@@ -1,40 +1,38 @@
 /**
  * The ranked-search index of one agent's memories in the JSON store: an inverted index over the terms of
  * search-text.ts (Porter2 stems, English stop words dropped) of the key, the value and the metadata's values,
- * scored with BM25+ per field (k 1.2, b 0.7, d 0.5 and field weights 2.5, 1, 0.5: MiniSearch's scoring,
- * which this replaces, its per-query result objects costing more than the scoring itself), and each key in
- * ASCII lower case for the key tiers. Memories are numbered inside the index, so that a query adds scores
- * into an array rather than maps. The state keeps it in step with the agent's memories change by change: a
- * replaced memory's terms are removed as they were indexed, so nothing is left to vacuum.
+ * scored with BM25+ per field (k 1.2, b 0.7, d 0.5 and field weights 2.5, 1, 0.5: MiniSearch's scoring, which
+ * this replaced, its per-query result objects costing more than the scoring itself), and each key in ASCII
+ * lower case for the key tiers. The state keeps it in step with the agent's memories change by change.
+ *
+ * Laid out for a query to touch little memory (benchmarks in BENCHMARKS.md, issue 15):
+ * - Memories are numbered (slots, reused). Each term's postings, per field, are typed arrays of slot, the
+ *   slot's generation when indexed, and the term's frequency there. Replacing or removing a memory bumps its
+ *   slot's generation: its old entries become stale where they are, skipped by a query, and a list is
+ *   compacted once stale entries outnumber live ones, so the work stays proportional to what is live.
+ * - The keys are kept, lowercased, in chunks of CHUNK slots joined by "\n" (a key holds no control
+ *   character): the key tiers are found by the engine's string search over those few strings rather than a
+ *   test per memory. A chunk is rejoined at the next query after one of its keys came or went.
+ * - A query adds scores into reused arrays, and keeps only the best `first` of the matches in a heap.
  */
-import type { Memory } from '../core/model.js';
-import { asciiLower, metadataText, queryTerms, termOf, tierOfLowered, words } from '../core/search-text.js';
+import { isLive, type Memory } from '../core/model.js';
+import { asciiLower, metadataText, queryTerms, termOf, words } from '../core/search-text.js';
 
 const FIELDS = 3;
 const BOOST = [2.5, 1, 0.5] as const;
 const K = 1.2;
 const B = 0.7;
 const D = 0.5;
-
-function termsOf(text: string): string[] {
-  const out: string[] = [];
-  for (const word of words(text)) {
-    const term = termOf(word);
-    if (term !== null) out.push(term);
-  }
-  return out;
+/** Slots per chunk of the joined keys. */
+const CHUNK = 256;
+/** Bits of a chunk's filter of adjacent character pairs (a Bloom filter with one hash). */
+const PAIR_BITS = 8192;
+/** Where the pair of characters `a`, `b` falls in the filter. */
+function pairBit(a: number, b: number): number {
+  return Math.imul((a << 16) | b, 0x9e3779b1) >>> 19;
 }
-
-function fieldsOf(memory: Memory): string[][] {
-  return [termsOf(memory.key), termsOf(memory.value), termsOf(metadataText(memory.metadata))];
-}
-
-interface Doc {
-  memory: Memory;
-  /** The terms of its fields as indexed: their lengths for BM25, and what to remove on a change. */
-  fields: string[][];
-  lowerKey: string;
-}
+/** A postings list is compacted when its stale entries are at least this many and outnumber its live ones. */
+const COMPACT_AT = 16;
 
 export interface RankedHit {
   memory: Memory;
@@ -53,155 +51,454 @@ export function byRank(a: RankedHit, b: RankedHit): number {
   );
 }
 
-export class MemorySearchIndex {
-  /** By number; undefined where a memory was removed (its number is reused). */
-  private readonly docs: (Doc | undefined)[] = [];
-  private readonly free: number[] = [];
-  private readonly ids = new Map<string, number>();
-  /** term → per field, memory number → how often the term occurs there. */
-  private readonly postings = new Map<string, Map<number, number>[]>();
-  private readonly totalLength = [0, 0, 0];
-  /** Per query, reused: each memory's score and how many of the query's terms it holds. */
-  private scores = new Float64Array(0);
-  private held = new Uint16Array(0);
+/** One term's occurrences in one field: slot, the slot's generation when indexed, and frequency. */
+class Postings {
+  slots = new Int32Array(4);
+  gens = new Uint32Array(4);
+  tfs = new Uint16Array(4);
+  length = 0;
+  stale = 0;
 
-  constructor(memories: Iterable<Memory>) {
-    for (const memory of memories) this.add(memory);
+  get live(): number {
+    return this.length - this.stale;
   }
 
-  get size(): number {
-    return this.ids.size;
-  }
-
-  /** Indexes `memory` in place of what its key held. */
-  put(memory: Memory): void {
-    this.remove(memory.key);
-    this.add(memory);
-  }
-
-  /** The memory under a key changed without a change of content (its expiry): keeps the new object. */
-  refresh(memory: Memory): void {
-    const id = this.ids.get(memory.key);
-    const doc = id === undefined ? undefined : this.docs[id];
-    if (doc) doc.memory = memory;
-  }
-
-  /** Removes the memory under `key` and the terms it was indexed with. */
-  remove(key: string): void {
-    const id = this.ids.get(key);
-    if (id === undefined) return;
-    const doc = this.docs[id] as Doc;
-    doc.fields.forEach((terms, field) => {
-      for (const term of terms) {
-        const perField = this.postings.get(term);
-        if (!perField?.[field]?.delete(id)) continue;
-        if (perField.every((postings) => postings.size === 0)) this.postings.delete(term);
-      }
-      this.totalLength[field] = (this.totalLength[field] as number) - terms.length;
-    });
-    this.docs[id] = undefined;
-    this.free.push(id);
-    this.ids.delete(key);
-  }
-
-  private add(memory: Memory): void {
-    const id = this.free.pop() ?? this.docs.length;
-    const fields = fieldsOf(memory);
-    fields.forEach((terms, field) => {
-      for (const term of terms) {
-        let perField = this.postings.get(term);
-        if (!perField) {
-          perField = [new Map(), new Map(), new Map()];
-          this.postings.set(term, perField);
-        }
-        const postings = perField[field] as Map<number, number>;
-        postings.set(id, (postings.get(id) ?? 0) + 1);
-      }
-      this.totalLength[field] = (this.totalLength[field] as number) + terms.length;
-    });
-    this.docs[id] = { memory, fields, lowerKey: asciiLower(memory.key) };
-    this.ids.set(memory.key, id);
-  }
-
-  /**
-   * The memories whose key, value or metadata holds a term of `text`, or whose key holds `text`, that
-   * `accept` takes: how many, and the first `first` of them by rank. A memory's score: per term and field,
-   * BM25+ times the field's weight, summed, then times the number of the query's terms it holds.
-   */
-  rank(
-    text: string,
-    accept: (memory: Memory) => boolean,
-    first: number,
-  ): { top: RankedHit[]; total: number } {
-    const capacity = this.docs.length;
-    if (this.scores.length < capacity) {
-      this.scores = new Float64Array(capacity * 2);
-      this.held = new Uint16Array(capacity * 2);
+  push(slot: number, gen: number, tf: number): void {
+    if (this.length === this.slots.length) {
+      const size = this.length * 2;
+      const slots = new Int32Array(size);
+      const gens = new Uint32Array(size);
+      const tfs = new Uint16Array(size);
+      slots.set(this.slots);
+      gens.set(this.gens);
+      tfs.set(this.tfs);
+      this.slots = slots;
+      this.gens = gens;
+      this.tfs = tfs;
     }
-    const { scores, held } = this;
-    const touched: number[] = [];
-    const count = this.ids.size;
-    queryTerms(text).forEach((term, t) => {
-      const perField = this.postings.get(term);
-      if (!perField || count === 0) return;
-      for (let field = 0; field < FIELDS; field++) {
-        const postings = perField[field] as Map<number, number>;
-        if (postings.size === 0) continue;
-        const idf = Math.log(1 + (count - postings.size + 0.5) / (postings.size + 0.5));
-        const weight = (BOOST[field] as number) * idf;
-        const norm = (K * B * count) / ((this.totalLength[field] as number) || 1);
-        const base = K * (1 - B);
-        for (const [id, tf] of postings) {
-          const length = ((this.docs[id] as Doc).fields[field] as string[]).length;
-          if (held[id] === 0) touched.push(id);
-          scores[id] = (scores[id] as number) + weight * (D + (tf * (K + 1)) / (tf + base + norm * length));
-          // Count each query term once per memory, whichever fields hold it: the t-th term sets bit t.
-          if (t < 16) held[id] = (held[id] as number) | (1 << t);
-          else if (held[id] === 0) held[id] = 1;
-        }
-      }
-    });
-    const wanted = asciiLower(text.trim());
-    const top: RankedHit[] = [];
-    let total = 0;
-    const consider = (doc: Doc, tier: number, score: number) => {
-      if (!accept(doc.memory)) return;
-      total++;
-      const hit = { memory: doc.memory, tier, score };
-      if (top.length === first && byRank(hit, top[first - 1] as RankedHit) >= 0) return;
-      let lo = 0;
-      let hi = top.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (byRank(top[mid] as RankedHit, hit) <= 0) lo = mid + 1;
-        else hi = mid;
-      }
-      top.splice(lo, 0, hit);
-      if (top.length > first) top.pop();
-    };
-    const tierOf = (doc: Doc) => tierOfLowered(doc.lowerKey, wanted);
-    for (const id of touched) {
-      const doc = this.docs[id] as Doc;
-      consider(doc, tierOf(doc), (scores[id] as number) * popcount(held[id] as number));
-    }
-    if (wanted !== '') {
-      for (let id = 0; id < capacity; id++) {
-        const doc = this.docs[id];
-        if (!doc || held[id] !== 0) continue;
-        const tier = tierOf(doc);
-        if (tier > 0) consider(doc, tier, 0);
-      }
-    }
-    for (const id of touched) {
-      scores[id] = 0;
-      held[id] = 0;
-    }
-    return { top, total };
+    this.slots[this.length] = slot;
+    this.gens[this.length] = gen;
+    this.tfs[this.length] = Math.min(tf, 0xffff);
+    this.length++;
   }
+
+  /** Drops the entries whose slot has moved on to another generation. */
+  compact(generation: Uint32Array): void {
+    const { slots, gens, tfs } = this;
+    let kept = 0;
+    for (let i = 0; i < this.length; i++) {
+      if (gens[i] !== generation[slots[i] as number]) continue;
+      slots[kept] = slots[i] as number;
+      gens[kept] = gens[i] as number;
+      tfs[kept] = tfs[i] as number;
+      kept++;
+    }
+    this.length = kept;
+    this.stale = 0;
+  }
+}
+
+/** A memory as indexed: its distinct terms per field (what to mark stale when it goes). */
+interface Doc {
+  memory: Memory;
+  terms: string[][];
+}
+
+/** Term frequencies of one field's text, and how many terms it has. */
+function countTerms(text: string): { counts: Map<string, number>; length: number } {
+  const counts = new Map<string, number>();
+  let length = 0;
+  for (const word of words(text)) {
+    const term = termOf(word);
+    if (term === null) continue;
+    counts.set(term, (counts.get(term) ?? 0) + 1);
+    length++;
+  }
+  return { counts, length };
 }
 
 function popcount(bits: number): number {
   let n = 0;
   for (let b = bits; b !== 0; b &= b - 1) n++;
   return n;
+}
+
+export class MemorySearchIndex {
+  /** By slot; undefined where none is (a removed memory's slot is reused). */
+  private docs: (Doc | undefined)[] = [];
+  private readonly free: number[] = [];
+  private readonly slotOf = new Map<string, number>();
+  /** Per slot: its generation (bumped when its memory is replaced or removed), lowercased key, field lengths. */
+  private generation = new Uint32Array(64);
+  /** 1 where the memory has an expiry (the rest are live at any time, known without reading them). */
+  private expires = new Uint8Array(64);
+  private readonly lowerKeys: (string | undefined)[] = [];
+  private lengths: Int32Array[] = [new Int32Array(64), new Int32Array(64), new Int32Array(64)];
+  /** term → its postings per field. */
+  private readonly postings = new Map<string, (Postings | undefined)[]>();
+  private readonly totalLength = [0, 0, 0];
+  /** Per chunk of slots: its lowercased keys joined by "\n" with the slot and start of each; undefined = rejoin. */
+  private readonly chunks: (
+    | { text: string; slots: Int32Array; starts: Int32Array; pairs: Uint32Array }
+    | undefined
+  )[] = [];
+  /** Per query, reused: scores, the query's terms held (a bit each), key tiers, the slots touched and keyed. */
+  private scores = new Float64Array(0);
+  private held = new Uint16Array(0);
+  private tiers = new Uint8Array(0);
+  private touched = new Int32Array(0);
+  private keyed = new Int32Array(0);
+
+  constructor(memories: Iterable<Memory>) {
+    for (const memory of memories) this.put(memory);
+  }
+
+  get size(): number {
+    return this.slotOf.size;
+  }
+
+  /** Indexes `memory` in place of what its key held (in the same slot: the joined keys stay as they are). */
+  put(memory: Memory): void {
+    const existing = this.slotOf.get(memory.key);
+    if (existing !== undefined) {
+      this.unindex(existing);
+      this.index(existing, memory);
+      return;
+    }
+    const slot = this.free.pop() ?? this.docs.length;
+    this.ensureSlot(slot);
+    this.index(slot, memory);
+    this.slotOf.set(memory.key, slot);
+    this.lowerKeys[slot] = asciiLower(memory.key);
+    this.chunks[Math.floor(slot / CHUNK)] = undefined;
+  }
+
+  /** The memory under a key changed without a change of content (its expiry): keeps the new object. */
+  refresh(memory: Memory): void {
+    const slot = this.slotOf.get(memory.key);
+    const doc = slot === undefined ? undefined : this.docs[slot];
+    if (!doc || slot === undefined) return;
+    doc.memory = memory;
+    this.expires[slot] = memory.expiresAt === undefined ? 0 : 1;
+  }
+
+  /** Removes the memory under `key`: its entries turn stale and its slot is free. */
+  remove(key: string): void {
+    const slot = this.slotOf.get(key);
+    if (slot === undefined) return;
+    this.unindex(slot);
+    this.docs[slot] = undefined;
+    this.lowerKeys[slot] = undefined;
+    this.slotOf.delete(key);
+    this.free.push(slot);
+    this.chunks[Math.floor(slot / CHUNK)] = undefined;
+  }
+
+  private ensureSlot(slot: number): void {
+    if (slot < this.generation.length) return;
+    const size = Math.max(slot + 1, this.generation.length * 2);
+    const generation = new Uint32Array(size);
+    generation.set(this.generation);
+    this.generation = generation;
+    const expires = new Uint8Array(size);
+    expires.set(this.expires);
+    this.expires = expires;
+    this.lengths = this.lengths.map((old) => {
+      const grown = new Int32Array(size);
+      grown.set(old);
+      return grown;
+    });
+  }
+
+  private index(slot: number, memory: Memory): void {
+    const gen = this.generation[slot] as number;
+    const texts = [memory.key, memory.value, metadataText(memory.metadata)];
+    const terms: string[][] = [];
+    for (let field = 0; field < FIELDS; field++) {
+      const { counts, length } = countTerms(texts[field] as string);
+      for (const [term, tf] of counts) {
+        let perField = this.postings.get(term);
+        if (!perField) {
+          perField = [undefined, undefined, undefined];
+          this.postings.set(term, perField);
+        }
+        let list = perField[field];
+        if (!list) {
+          list = new Postings();
+          perField[field] = list;
+        }
+        list.push(slot, gen, tf);
+      }
+      terms.push([...counts.keys()]);
+      (this.lengths[field] as Int32Array)[slot] = length;
+      this.totalLength[field] = (this.totalLength[field] as number) + length;
+    }
+    this.docs[slot] = { memory, terms };
+    this.expires[slot] = memory.expiresAt === undefined ? 0 : 1;
+  }
+
+  /** Marks the entries of the memory in `slot` stale, compacting a list they leave mostly stale. */
+  private unindex(slot: number): void {
+    const doc = this.docs[slot] as Doc;
+    this.generation[slot] = (this.generation[slot] as number) + 1;
+    for (let field = 0; field < FIELDS; field++) {
+      for (const term of doc.terms[field] as string[]) {
+        const perField = this.postings.get(term) as (Postings | undefined)[];
+        const list = perField[field] as Postings;
+        list.stale++;
+        if (list.live === 0) {
+          perField[field] = undefined;
+          if (perField.every((other) => other === undefined)) this.postings.delete(term);
+        } else if (list.stale >= COMPACT_AT && list.stale > list.live) {
+          list.compact(this.generation);
+        }
+      }
+      const lengths = this.lengths[field] as Int32Array;
+      this.totalLength[field] = (this.totalLength[field] as number) - (lengths[slot] as number);
+      lengths[slot] = 0;
+    }
+  }
+
+  /** The chunk's keys joined, rejoined first if a key in it came or went. */
+  private chunk(c: number) {
+    let joined = this.chunks[c];
+    if (joined) return joined;
+    const slots: number[] = [];
+    const starts: number[] = [];
+    const keys: string[] = [];
+    let at = 0;
+    for (let slot = c * CHUNK; slot < Math.min(this.docs.length, (c + 1) * CHUNK); slot++) {
+      const key = this.lowerKeys[slot];
+      if (key === undefined) continue;
+      slots.push(slot);
+      starts.push(at);
+      keys.push(key);
+      at += key.length + 1;
+    }
+    const text = keys.join('\n');
+    const pairs = new Uint32Array(PAIR_BITS / 32);
+    for (let i = 0; i + 1 < text.length; i++) {
+      const bit = pairBit(text.charCodeAt(i), text.charCodeAt(i + 1));
+      pairs[bit >>> 5] = (pairs[bit >>> 5] as number) | (1 << (bit & 31));
+    }
+    joined = { text, slots: Int32Array.from(slots), starts: Int32Array.from(starts), pairs };
+    this.chunks[c] = joined;
+    return joined;
+  }
+
+  /** Sets the tier of every memory whose key holds `wanted` (lowercased, not empty); returns how many. */
+  private findKeys(wanted: string, found: Int32Array): number {
+    const { tiers } = this;
+    let n = 0;
+    const mark = (slot: number, tier: 1 | 2) => {
+      if (tiers[slot] === 0) found[n++] = slot;
+      tiers[slot] = Math.max(tiers[slot] as number, tier);
+    };
+    if (wanted.includes('\n')) {
+      // Never from the API (a query holds no control character); answered by a test per key all the same.
+      this.lowerKeys.forEach((key, slot) => {
+        if (key?.includes(wanted)) mark(slot, key === wanted ? 2 : 1);
+      });
+      return n;
+    }
+    const wantedPairs: number[] = [];
+    for (let i = 0; i + 1 < wanted.length; i++)
+      wantedPairs.push(pairBit(wanted.charCodeAt(i), wanted.charCodeAt(i + 1)));
+    const chunks = Math.ceil(this.docs.length / CHUNK);
+    for (let c = 0; c < chunks; c++) {
+      const { text, slots, starts, pairs } = this.chunk(c);
+      // A chunk lacking a pair of the query's adjacent characters holds no key that holds the query.
+      if (wantedPairs.some((bit) => ((pairs[bit >>> 5] as number) & (1 << (bit & 31))) === 0)) continue;
+      let from = 0;
+      for (;;) {
+        const at = text.indexOf(wanted, from);
+        if (at < 0) break;
+        // The key the match is in: the last whose start is at or before it.
+        let lo = 0;
+        let hi = starts.length - 1;
+        while (lo < hi) {
+          const mid = (lo + hi + 1) >>> 1;
+          if ((starts[mid] as number) <= at) lo = mid;
+          else hi = mid - 1;
+        }
+        const slot = slots[lo] as number;
+        const key = this.lowerKeys[slot] as string;
+        mark(slot, key.length === wanted.length ? 2 : 1);
+        // On to the next key: one match per key is enough.
+        from = (starts[lo] as number) + key.length + 1;
+      }
+    }
+    return n;
+  }
+
+  private ensureScratch(): void {
+    const capacity = this.docs.length;
+    if (this.scores.length >= capacity) return;
+    const size = Math.max(64, capacity * 2);
+    this.scores = new Float64Array(size);
+    this.held = new Uint16Array(size);
+    this.tiers = new Uint8Array(size);
+    this.touched = new Int32Array(size);
+    this.keyed = new Int32Array(size);
+  }
+
+  /**
+   * The memories whose key, value or metadata holds a term of `text`, or whose key holds `text`, that are live
+   * at `liveAt` and pass `filter`: how many, and the first `first` of them by rank. A memory's score: per term
+   * and field, BM25+ times the field's weight, summed, then times the number of the query's terms it holds.
+   */
+  rank(
+    text: string,
+    conditions: { liveAt?: string; filter?: ((memory: Memory) => boolean) | undefined },
+    first: number,
+  ): { top: RankedHit[]; total: number } {
+    this.ensureScratch();
+    const { scores, held, tiers, touched, keyed, generation } = this;
+    const count = this.slotOf.size;
+    let touchedCount = 0;
+    queryTerms(text).forEach((term, t) => {
+      const perField = this.postings.get(term);
+      if (!perField || count === 0) return;
+      const bit = t < 16 ? 1 << t : 0;
+      for (let field = 0; field < FIELDS; field++) {
+        const list = perField[field];
+        if (!list || list.live === 0) continue;
+        const live = list.live;
+        const idf = Math.log(1 + (count - live + 0.5) / (live + 0.5));
+        const weight = (BOOST[field] as number) * idf;
+        const norm = (K * B * count) / ((this.totalLength[field] as number) || 1);
+        const base = K * (1 - B);
+        const lengths = this.lengths[field] as Int32Array;
+        const { slots, gens, tfs } = list;
+        for (let i = 0; i < list.length; i++) {
+          const slot = slots[i] as number;
+          if (gens[i] !== generation[slot]) continue;
+          const tf = tfs[i] as number;
+          if (held[slot] === 0) touched[touchedCount++] = slot;
+          scores[slot] =
+            (scores[slot] as number) +
+            weight * (D + (tf * (K + 1)) / (tf + base + norm * (lengths[slot] as number)));
+          // Count each query term once per memory, whichever fields hold it: the t-th term sets bit t
+          // (a term past the 16th only marks the memory as touched).
+          if (bit !== 0) held[slot] = (held[slot] as number) | bit;
+          else if (held[slot] === 0) held[slot] = 1;
+        }
+      }
+    });
+    const wanted = asciiLower(text.trim());
+    const keyedCount = wanted === '' ? 0 : this.findKeys(wanted, keyed);
+
+    const heap = new TopHeap(first, (x, y) => this.better(x, y));
+    const { docs, expires } = this;
+    const { liveAt, filter } = conditions;
+    let total = 0;
+    // Once the heap is full, its worst: most matches rank below it, told by tier and score alone.
+    let worst = -1;
+    for (let i = 0; i < touchedCount + keyedCount; i++) {
+      let slot: number;
+      let score: number;
+      if (i < touchedCount) {
+        slot = touched[i] as number;
+        score = (scores[slot] as number) * popcount(held[slot] as number);
+      } else {
+        slot = keyed[i - touchedCount] as number;
+        if (held[slot] !== 0) continue; // scored above
+        score = 0;
+      }
+      if (expires[slot] === 1 && !isLive((docs[slot] as Doc).memory, liveAt)) continue;
+      if (filter !== undefined && !filter((docs[slot] as Doc).memory)) continue;
+      total++;
+      scores[slot] = score;
+      if (worst >= 0) {
+        const tier = tiers[slot] as number;
+        const worstTier = tiers[worst] as number;
+        if (tier < worstTier || (tier === worstTier && score < (scores[worst] as number))) continue;
+      }
+      heap.offer(slot);
+      worst = heap.worst() ?? -1;
+    }
+    const top = heap.sorted().map((slot) => ({
+      memory: (this.docs[slot] as Doc).memory,
+      tier: tiers[slot] as number,
+      score: scores[slot] as number,
+    }));
+    for (let i = 0; i < touchedCount; i++) {
+      const slot = touched[i] as number;
+      scores[slot] = 0;
+      held[slot] = 0;
+    }
+    for (let i = 0; i < keyedCount; i++) {
+      const slot = keyed[i] as number;
+      scores[slot] = 0;
+      tiers[slot] = 0;
+    }
+    return { top, total };
+  }
+
+  /** Whether the match in slot `a` ranks before the one in slot `b` (byRank, on this query's scratch). */
+  private better(a: number, b: number): boolean {
+    const { tiers, scores } = this;
+    if (tiers[a] !== tiers[b]) return (tiers[a] as number) > (tiers[b] as number);
+    if (scores[a] !== scores[b]) return (scores[a] as number) > (scores[b] as number);
+    const ma = (this.docs[a] as Doc).memory;
+    const mb = (this.docs[b] as Doc).memory;
+    if (ma.updatedAt !== mb.updatedAt) return ma.updatedAt > mb.updatedAt;
+    return ma.key < mb.key;
+  }
+}
+
+/** The best `size` of the items offered, by `better`: a heap with the worst kept at its root. */
+class TopHeap {
+  private readonly items: number[] = [];
+
+  constructor(
+    private readonly size: number,
+    private readonly better: (a: number, b: number) => boolean,
+  ) {}
+
+  /** The worst item kept, once `size` are: an item must beat it to be kept. */
+  worst(): number | undefined {
+    return this.items.length === this.size ? this.items[0] : undefined;
+  }
+
+  offer(item: number): void {
+    const { items } = this;
+    if (this.size <= 0) return;
+    if (items.length < this.size) {
+      items.push(item);
+      this.up(items.length - 1);
+    } else if (this.better(item, items[0] as number)) {
+      items[0] = item;
+      this.down(0);
+    }
+  }
+
+  sorted(): number[] {
+    return [...this.items].sort((a, b) => (this.better(a, b) ? -1 : 1));
+  }
+
+  /** The root is the worst: a child must never be worse than its parent. */
+  private up(i: number): void {
+    const { items } = this;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!this.better(items[parent] as number, items[i] as number)) break;
+      [items[parent], items[i]] = [items[i] as number, items[parent] as number];
+      i = parent;
+    }
+  }
+
+  private down(i: number): void {
+    const { items } = this;
+    for (;;) {
+      const left = 2 * i + 1;
+      const right = left + 1;
+      let worst = i;
+      if (left < items.length && this.better(items[worst] as number, items[left] as number)) worst = left;
+      if (right < items.length && this.better(items[worst] as number, items[right] as number)) worst = right;
+      if (worst === i) return;
+      [items[worst], items[i]] = [items[i] as number, items[worst] as number];
+      i = worst;
+    }
+  }
 }
