@@ -29,19 +29,18 @@ export function words(text: string): string[] {
   return text.toLowerCase().match(WORD) ?? [];
 }
 
-/** Stems already computed, by word: a vocabulary repeats, and a lookup costs a fifth of stemming. */
-const STEMS = new Map<string, string>();
-const STEMS_KEPT = 50_000;
+/** Terms already computed, by word (null for a stop word): a vocabulary repeats, and a lookup is cheaper. */
+const TERMS = new Map<string, string | null>();
+const TERMS_KEPT = 50_000;
 
 /** A lowercased word as the index holds it: null for a stop word, else its stem (ASCII words) or itself. */
 export function termOf(word: string): string | null {
-  if (STOP_WORDS.has(word)) return null;
-  let term = STEMS.get(word);
+  let term = TERMS.get(word);
   if (term === undefined) {
-    term = ASCII_LETTERS.test(word) ? stem(word) : word;
+    term = STOP_WORDS.has(word) ? null : ASCII_LETTERS.test(word) ? stem(word) : word;
     // Bounded: past the limit it starts again, rather than keep every word an agent ever wrote.
-    if (STEMS.size >= STEMS_KEPT) STEMS.clear();
-    STEMS.set(word, term);
+    if (TERMS.size >= TERMS_KEPT) TERMS.clear();
+    TERMS.set(word, term);
   }
   return term;
 }
@@ -103,6 +102,14 @@ export function tierOfLowered(lowerKey: string, wanted: string): 0 | 1 | 2 {
 }
 
 const SNIPPET_CHARS = 160;
+const NON_ASCII = /[\u0080-\uffff]/;
+/** Whitespace that `\s+` → " " would change: two in a row, or one that is not a plain space. */
+const COLLAPSIBLE = /\s\s|[^\S ]/;
+
+/** A lowercase ASCII letter or a digit: what `WORD` matches in ASCII text, once lowercased. */
+function isAsciiWordChar(code: number): boolean {
+  return (code >= 97 && code <= 122) || (code >= 48 && code <= 57);
+}
 
 /**
  * A short passage of `value` around the first word matching one of `terms`, the matching words marked
@@ -119,20 +126,37 @@ export function snippetOf(value: string, terms: readonly string[]): string | nul
   const matches: number[] = [];
   let from = 0;
   let to = value.length;
-  const word = new RegExp(WORD.source, 'gu');
-  for (let match = word.exec(value); match !== null; match = word.exec(value)) {
-    const start = match.index;
-    const end = start + match[0].length;
-    if (matches.length > 0 && start >= to) break; // past the passage: nothing more is shown
-    if (aligned && !initials.has(lower.charCodeAt(start))) continue;
-    const term = termOf(aligned ? lower.slice(start, end) : match[0].toLowerCase());
-    if (term === null || !wanted.has(term)) continue;
+  /** One word of the value, [start, end); false once past the passage (nothing more is shown). */
+  const visit = (start: number, end: number, original: () => string): boolean => {
+    if (matches.length > 0 && start >= to) return false;
+    if (aligned && !initials.has(lower.charCodeAt(start))) return true;
+    const term = termOf(aligned ? lower.slice(start, end) : original().toLowerCase());
+    if (term === null || !wanted.has(term)) return true;
     if (matches.length === 0) {
       from = Math.max(0, start - SNIPPET_CHARS / 4);
       to = Math.min(value.length, from + SNIPPET_CHARS);
       from = Math.max(0, Math.min(from, to - SNIPPET_CHARS));
     }
     matches.push(start, end);
+    return true;
+  };
+  if (NON_ASCII.test(value)) {
+    WORD.lastIndex = 0;
+    for (let match = WORD.exec(value); match !== null; match = WORD.exec(value)) {
+      const found = match;
+      if (!visit(found.index, found.index + found[0].length, () => found[0])) break;
+    }
+  } else {
+    // ASCII only (most values): a word is a run of [a-z0-9] in the lowercased value, read without a regex.
+    for (let i = 0; i < lower.length; ) {
+      if (!isAsciiWordChar(lower.charCodeAt(i))) {
+        i++;
+        continue;
+      }
+      const start = i;
+      while (i < lower.length && isAsciiWordChar(lower.charCodeAt(i))) i++;
+      if (!visit(start, i, () => value.slice(start, i))) break;
+    }
   }
   if (matches.length === 0) return null;
   const firstStart = matches[0] as number;
@@ -157,5 +181,7 @@ export function snippetOf(value: string, terms: readonly string[]): string | nul
     at = end;
   }
   out += value.slice(at, to);
-  return `${from > 0 ? '…' : ''}${out.replace(/\s+/g, ' ').trim()}${to < value.length ? '…' : ''}`;
+  // Runs of whitespace become one space (tested first: replacing costs more than the rest when nothing changes).
+  const spaced = COLLAPSIBLE.test(out) ? out.replace(/\s+/g, ' ') : out;
+  return `${from > 0 ? '…' : ''}${spaced.trim()}${to < value.length ? '…' : ''}`;
 }

@@ -53,6 +53,11 @@ export function byRank(a: RankedHit, b: RankedHit): number {
 
 /** One term's occurrences in one field: slot, the slot's generation when indexed, and frequency. */
 class Postings {
+  constructor(
+    readonly term: string,
+    readonly field: number,
+  ) {}
+
   slots = new Int32Array(4);
   gens = new Uint32Array(4);
   tfs = new Uint16Array(4);
@@ -98,10 +103,10 @@ class Postings {
   }
 }
 
-/** A memory as indexed: its distinct terms per field (what to mark stale when it goes). */
+/** A memory as indexed: the postings lists holding it (one per distinct term and field: to mark stale). */
 interface Doc {
   memory: Memory;
-  terms: string[][];
+  lists: Postings[];
 }
 
 /** Term frequencies of one field's text, and how many terms it has. */
@@ -213,7 +218,7 @@ export class MemorySearchIndex {
   private index(slot: number, memory: Memory): void {
     const gen = this.generation[slot] as number;
     const texts = [memory.key, memory.value, metadataText(memory.metadata)];
-    const terms: string[][] = [];
+    const lists: Postings[] = [];
     for (let field = 0; field < FIELDS; field++) {
       const { counts, length } = countTerms(texts[field] as string);
       for (const [term, tf] of counts) {
@@ -224,16 +229,16 @@ export class MemorySearchIndex {
         }
         let list = perField[field];
         if (!list) {
-          list = new Postings();
+          list = new Postings(term, field);
           perField[field] = list;
         }
         list.push(slot, gen, tf);
+        lists.push(list);
       }
-      terms.push([...counts.keys()]);
       (this.lengths[field] as Int32Array)[slot] = length;
       this.totalLength[field] = (this.totalLength[field] as number) + length;
     }
-    this.docs[slot] = { memory, terms };
+    this.docs[slot] = { memory, lists };
     this.expires[slot] = memory.expiresAt === undefined ? 0 : 1;
   }
 
@@ -241,18 +246,17 @@ export class MemorySearchIndex {
   private unindex(slot: number): void {
     const doc = this.docs[slot] as Doc;
     this.generation[slot] = (this.generation[slot] as number) + 1;
-    for (let field = 0; field < FIELDS; field++) {
-      for (const term of doc.terms[field] as string[]) {
-        const perField = this.postings.get(term) as (Postings | undefined)[];
-        const list = perField[field] as Postings;
-        list.stale++;
-        if (list.live === 0) {
-          perField[field] = undefined;
-          if (perField.every((other) => other === undefined)) this.postings.delete(term);
-        } else if (list.stale >= COMPACT_AT && list.stale > list.live) {
-          list.compact(this.generation);
-        }
+    for (const list of doc.lists) {
+      list.stale++;
+      if (list.live === 0) {
+        const perField = this.postings.get(list.term) as (Postings | undefined)[];
+        perField[list.field] = undefined;
+        if (perField.every((other) => other === undefined)) this.postings.delete(list.term);
+      } else if (list.stale >= COMPACT_AT && list.stale > list.live) {
+        list.compact(this.generation);
       }
+    }
+    for (let field = 0; field < FIELDS; field++) {
       const lengths = this.lengths[field] as Int32Array;
       this.totalLength[field] = (this.totalLength[field] as number) - (lengths[slot] as number);
       lengths[slot] = 0;
