@@ -82,10 +82,9 @@ export class StoreState implements StoreReader {
 
   /** The state as a file snapshot. */
   toSnapshot(): Snapshot {
-    const ledger: LedgerEntry[] = [];
-    for (const entries of this.ledger.values()) ledger.push(...entries);
-    const memories: Memory[] = [];
-    for (const perAgent of this.memories.values()) memories.push(...perAgent.values());
+    // Not push(...entries): spreading an agent's ledger as arguments overflows the stack past ~120,000 entries.
+    const ledger: LedgerEntry[] = [...this.ledger.values()].flat();
+    const memories: Memory[] = [...this.memories.values()].flatMap((perAgent) => [...perAgent.values()]);
     return {
       format: 'agent-context/1',
       accounts: [...this.accounts.values()],
