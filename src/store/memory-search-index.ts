@@ -137,6 +137,8 @@ export class MemorySearchIndex {
   private generation = new Uint32Array(64);
   /** 1 where the memory has an expiry (the rest are live at any time, known without reading them). */
   private expires = new Uint8Array(64);
+  /** When the memory was updated, in ms (NaN if its ISO text is not the canonical 24 characters): for ties. */
+  private updated = new Float64Array(64);
   private readonly lowerKeys: (string | undefined)[] = [];
   private lengths: Int32Array[] = [new Int32Array(64), new Int32Array(64), new Int32Array(64)];
   /** term → its postings per field. */
@@ -184,7 +186,12 @@ export class MemorySearchIndex {
     const doc = slot === undefined ? undefined : this.docs[slot];
     if (!doc || slot === undefined) return;
     doc.memory = memory;
+    this.noteTimes(slot, memory);
+  }
+
+  private noteTimes(slot: number, memory: Memory): void {
     this.expires[slot] = memory.expiresAt === undefined ? 0 : 1;
+    this.updated[slot] = memory.updatedAt.length === 24 ? Date.parse(memory.updatedAt) : Number.NaN;
   }
 
   /** Removes the memory under `key`: its entries turn stale and its slot is free. */
@@ -208,6 +215,9 @@ export class MemorySearchIndex {
     const expires = new Uint8Array(size);
     expires.set(this.expires);
     this.expires = expires;
+    const updated = new Float64Array(size);
+    updated.set(this.updated);
+    this.updated = updated;
     this.lengths = this.lengths.map((old) => {
       const grown = new Int32Array(size);
       grown.set(old);
@@ -239,7 +249,7 @@ export class MemorySearchIndex {
       this.totalLength[field] = (this.totalLength[field] as number) + length;
     }
     this.docs[slot] = { memory, lists };
-    this.expires[slot] = memory.expiresAt === undefined ? 0 : 1;
+    this.noteTimes(slot, memory);
   }
 
   /** Marks the entries of the memory in `slot` stale, compacting a list they leave mostly stale. */
@@ -396,7 +406,7 @@ export class MemorySearchIndex {
     const { docs, expires } = this;
     const { liveAt, filter } = conditions;
     let total = 0;
-    // Once the heap is full, its worst: most matches rank below it, told by tier and score alone.
+    // Once the heap is full, its worst: most matches rank below it, told without reading their memories.
     let worst = -1;
     for (let i = 0; i < touchedCount + keyedCount; i++) {
       let slot: number;
@@ -413,11 +423,7 @@ export class MemorySearchIndex {
       if (filter !== undefined && !filter((docs[slot] as Doc).memory)) continue;
       total++;
       scores[slot] = score;
-      if (worst >= 0) {
-        const tier = tiers[slot] as number;
-        const worstTier = tiers[worst] as number;
-        if (tier < worstTier || (tier === worstTier && score < (scores[worst] as number))) continue;
-      }
+      if (worst >= 0 && this.worse(slot, worst)) continue;
       heap.offer(slot);
       worst = heap.worst() ?? -1;
     }
@@ -439,15 +445,29 @@ export class MemorySearchIndex {
     return { top, total };
   }
 
-  /** Whether the match in slot `a` ranks before the one in slot `b` (byRank, on this query's scratch). */
+  /**
+   * Whether the match in slot `a` ranks before the one in slot `b` (byRank, on this query's scratch): by tier,
+   * score and update time from the typed arrays, reading the memories only for a tie of one millisecond.
+   */
   private better(a: number, b: number): boolean {
-    const { tiers, scores } = this;
+    const { tiers, scores, updated } = this;
     if (tiers[a] !== tiers[b]) return (tiers[a] as number) > (tiers[b] as number);
     if (scores[a] !== scores[b]) return (scores[a] as number) > (scores[b] as number);
+    const ua = updated[a] as number;
+    const ub = updated[b] as number;
+    if (ua !== ub && !Number.isNaN(ua) && !Number.isNaN(ub)) return ua > ub;
     const ma = (this.docs[a] as Doc).memory;
     const mb = (this.docs[b] as Doc).memory;
     if (ma.updatedAt !== mb.updatedAt) return ma.updatedAt > mb.updatedAt;
     return ma.key < mb.key;
+  }
+
+  /** Whether the match in slot `a` surely ranks after the one in `b`: told without reading a memory. */
+  private worse(a: number, b: number): boolean {
+    const { tiers, scores, updated } = this;
+    if (tiers[a] !== tiers[b]) return (tiers[a] as number) < (tiers[b] as number);
+    if (scores[a] !== scores[b]) return (scores[a] as number) < (scores[b] as number);
+    return (updated[a] as number) < (updated[b] as number); // false for NaN: then the heap decides
   }
 }
 

@@ -91,9 +91,10 @@ const NOW = '2025-01-01T00:00:00.000Z';
 const FUTURE = '2030-01-01T00:00:00.000Z';
 const isLiveNow = (m: Memory) => m.expiresAt === undefined || m.expiresAt > NOW;
 
-let clock = 0;
+let made = 0;
+/** A memory updated now: two in each millisecond, so that ties of one millisecond are ranked by key. */
 function memoryOf(key: string, value: string, tag: string | undefined, expires?: string): Memory {
-  clock++;
+  const clock = Math.floor(made++ / 2);
   return {
     agentId: 'agent',
     key,
@@ -209,6 +210,19 @@ describe('the search index', () => {
       }
     }
     expect(index.rank('note', {}, 10).total).toBe(now.size);
+  });
+
+  it('ranks ties of score and millisecond by key, whatever order they were stored in', () => {
+    const at = '2026-05-01T10:00:00.000Z';
+    const same = (key: string): Memory => ({
+      ...memoryOf(key, 'deploy the server', undefined),
+      createdAt: at,
+      updatedAt: at,
+    });
+    const index = new MemorySearchIndex(['c', 'd', 'a', 'b'].map(same));
+    const { top, total } = index.rank('deploy', {}, 2);
+    expect(top.map((hit) => hit.memory.key)).toEqual(['a', 'b']);
+    expect(total).toBe(4);
   });
 
   it('never returns a memory the condition refuses, such as an expired one', () => {
