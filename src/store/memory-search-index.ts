@@ -23,6 +23,8 @@ const BOOST = [2.5, 1, 0.5] as const;
 const K = 1.2;
 const B = 0.7;
 const D = 0.5;
+/** Numbers per postings entry: slot, generation, frequency. */
+const STRIDE = 3;
 /** Slots per chunk of the joined keys. */
 const CHUNK = 256;
 /** Bits of a chunk's filter of adjacent character pairs (a Bloom filter with one hash). */
@@ -51,16 +53,18 @@ export function byRank(a: RankedHit, b: RankedHit): number {
   );
 }
 
-/** One term's occurrences in one field: slot, the slot's generation when indexed, and frequency. */
+/**
+ * One term's occurrences in one field: per entry, the slot, the slot's generation when indexed, and the
+ * frequency, side by side in one array (an entry added or read touches one place in memory, not three).
+ */
 class Postings {
   constructor(
     readonly term: string,
     readonly field: number,
   ) {}
 
-  slots = new Int32Array(4);
-  gens = new Uint32Array(4);
-  tfs = new Uint16Array(4);
+  /** [slot, generation, frequency] per entry. */
+  entries = new Int32Array(4 * STRIDE);
   length = 0;
   stale = 0;
 
@@ -69,36 +73,31 @@ class Postings {
   }
 
   push(slot: number, gen: number, tf: number): void {
-    if (this.length === this.slots.length) {
-      const size = this.length * 2;
-      const slots = new Int32Array(size);
-      const gens = new Uint32Array(size);
-      const tfs = new Uint16Array(size);
-      slots.set(this.slots);
-      gens.set(this.gens);
-      tfs.set(this.tfs);
-      this.slots = slots;
-      this.gens = gens;
-      this.tfs = tfs;
+    const at = this.length * STRIDE;
+    if (at === this.entries.length) {
+      const grown = new Int32Array(this.entries.length * 2);
+      grown.set(this.entries);
+      this.entries = grown;
     }
-    this.slots[this.length] = slot;
-    this.gens[this.length] = gen;
-    this.tfs[this.length] = Math.min(tf, 0xffff);
+    const { entries } = this;
+    entries[at] = slot;
+    entries[at + 1] = gen;
+    entries[at + 2] = tf;
     this.length++;
   }
 
   /** Drops the entries whose slot has moved on to another generation. */
-  compact(generation: Uint32Array): void {
-    const { slots, gens, tfs } = this;
+  compact(generation: Int32Array): void {
+    const { entries } = this;
     let kept = 0;
-    for (let i = 0; i < this.length; i++) {
-      if (gens[i] !== generation[slots[i] as number]) continue;
-      slots[kept] = slots[i] as number;
-      gens[kept] = gens[i] as number;
-      tfs[kept] = tfs[i] as number;
-      kept++;
+    for (let i = 0; i < this.length * STRIDE; i += STRIDE) {
+      if (entries[i + 1] !== generation[entries[i] as number]) continue;
+      entries[kept] = entries[i] as number;
+      entries[kept + 1] = entries[i + 1] as number;
+      entries[kept + 2] = entries[i + 2] as number;
+      kept += STRIDE;
     }
-    this.length = kept;
+    this.length = kept / STRIDE;
     this.stale = 0;
   }
 }
@@ -134,7 +133,7 @@ export class MemorySearchIndex {
   private readonly free: number[] = [];
   private readonly slotOf = new Map<string, number>();
   /** Per slot: its generation (bumped when its memory is replaced or removed), lowercased key, field lengths. */
-  private generation = new Uint32Array(64);
+  private generation = new Int32Array(64);
   /** 1 where the memory has an expiry (the rest are live at any time, known without reading them). */
   private expires = new Uint8Array(64);
   /** When the memory was updated, in ms (NaN if its ISO text is not the canonical 24 characters): for ties. */
@@ -209,7 +208,7 @@ export class MemorySearchIndex {
   private ensureSlot(slot: number): void {
     if (slot < this.generation.length) return;
     const size = Math.max(slot + 1, this.generation.length * 2);
-    const generation = new Uint32Array(size);
+    const generation = new Int32Array(size);
     generation.set(this.generation);
     this.generation = generation;
     const expires = new Uint8Array(size);
@@ -255,7 +254,7 @@ export class MemorySearchIndex {
   /** Marks the entries of the memory in `slot` stale, compacting a list they leave mostly stale. */
   private unindex(slot: number): void {
     const doc = this.docs[slot] as Doc;
-    this.generation[slot] = (this.generation[slot] as number) + 1;
+    this.generation[slot] = ((this.generation[slot] as number) + 1) | 0;
     for (const list of doc.lists) {
       list.stale++;
       if (list.live === 0) {
@@ -383,11 +382,12 @@ export class MemorySearchIndex {
         const norm = (K * B * count) / ((this.totalLength[field] as number) || 1);
         const base = K * (1 - B);
         const lengths = this.lengths[field] as Int32Array;
-        const { slots, gens, tfs } = list;
-        for (let i = 0; i < list.length; i++) {
-          const slot = slots[i] as number;
-          if (gens[i] !== generation[slot]) continue;
-          const tf = tfs[i] as number;
+        const { entries } = list;
+        const end = list.length * STRIDE;
+        for (let i = 0; i < end; i += STRIDE) {
+          const slot = entries[i] as number;
+          if (entries[i + 1] !== generation[slot]) continue;
+          const tf = entries[i + 2] as number;
           if (held[slot] === 0) touched[touchedCount++] = slot;
           scores[slot] =
             (scores[slot] as number) +
