@@ -14,6 +14,8 @@
  *   character): the key tiers are found by the engine's string search over those few strings rather than a
  *   test per memory. A chunk is rejoined at the next query after one of its keys came or went.
  * - A query adds scores into reused arrays, and keeps only the best `first` of the matches in a heap.
+ * - Changes are merged in batches (as PostgreSQL's GIN index gathers a pending list): before any query, or
+ *   once PENDING_LIMIT have gathered. A query always sees every change made before it.
  */
 import { isLive, type Memory } from '../core/model.js';
 import { asciiLower, metadataText, queryTerms, termOf, words } from '../core/search-text.js';
@@ -23,6 +25,8 @@ const BOOST = [2.5, 1, 0.5] as const;
 const K = 1.2;
 const B = 0.7;
 const D = 0.5;
+/** Changes gathered before they are merged into the index without waiting for a query. */
+const PENDING_LIMIT = 256;
 /** Numbers per postings entry: slot, generation, frequency. */
 const STRIDE = 3;
 /** Slots per chunk of the joined keys. */
@@ -155,16 +159,55 @@ export class MemorySearchIndex {
   private touched = new Int32Array(0);
   private keyed = new Int32Array(0);
 
+  /**
+   * Changes not yet in the index, by key: the memory now under it, or null once removed. They are merged
+   * before any query reads the index, or once PENDING_LIMIT have gathered: many changes merged together find
+   * the same postings lists in the processor's cache, and a key changed twice in between is merged once.
+   */
+  private readonly pending = new Map<string, Memory | null>();
+
   constructor(memories: Iterable<Memory>) {
-    for (const memory of memories) this.put(memory);
+    for (const memory of memories) this.putNow(memory);
   }
 
   get size(): number {
+    this.merge();
     return this.slotOf.size;
   }
 
-  /** Indexes `memory` in place of what its key held (in the same slot: the joined keys stay as they are). */
+  /** Indexes `memory` in place of what its key held (merged before the next query). */
   put(memory: Memory): void {
+    this.defer(memory.key, memory);
+  }
+
+  /** Removes the memory under `key` (merged before the next query). */
+  remove(key: string): void {
+    this.defer(key, null);
+  }
+
+  /** The memory under a key changed without a change of content (its expiry): keeps the new object. */
+  refresh(memory: Memory): void {
+    if (this.pending.has(memory.key)) this.pending.set(memory.key, memory);
+    else this.refreshNow(memory);
+  }
+
+  private defer(key: string, memory: Memory | null): void {
+    this.pending.set(key, memory);
+    if (this.pending.size >= PENDING_LIMIT) this.merge();
+  }
+
+  /** Brings the index up to date with every change deferred. */
+  private merge(): void {
+    if (this.pending.size === 0) return;
+    for (const [key, memory] of this.pending) {
+      if (memory) this.putNow(memory);
+      else this.removeNow(key);
+    }
+    this.pending.clear();
+  }
+
+  /** Indexes `memory` in place of what its key held (in the same slot: the joined keys stay as they are). */
+  private putNow(memory: Memory): void {
     const existing = this.slotOf.get(memory.key);
     if (existing !== undefined) {
       this.unindex(existing);
@@ -179,8 +222,7 @@ export class MemorySearchIndex {
     this.chunks[Math.floor(slot / CHUNK)] = undefined;
   }
 
-  /** The memory under a key changed without a change of content (its expiry): keeps the new object. */
-  refresh(memory: Memory): void {
+  private refreshNow(memory: Memory): void {
     const slot = this.slotOf.get(memory.key);
     const doc = slot === undefined ? undefined : this.docs[slot];
     if (!doc || slot === undefined) return;
@@ -194,7 +236,7 @@ export class MemorySearchIndex {
   }
 
   /** Removes the memory under `key`: its entries turn stale and its slot is free. */
-  remove(key: string): void {
+  private removeNow(key: string): void {
     const slot = this.slotOf.get(key);
     if (slot === undefined) return;
     this.unindex(slot);
@@ -365,6 +407,7 @@ export class MemorySearchIndex {
     conditions: { liveAt?: string; filter?: ((memory: Memory) => boolean) | undefined },
     first: number,
   ): { top: RankedHit[]; total: number } {
+    this.merge();
     this.ensureScratch();
     const { scores, held, tiers, touched, keyed, generation } = this;
     const count = this.slotOf.size;
