@@ -11,6 +11,7 @@
  *     that neither has the quieter moment or the journal's fold to itself by its place in the round,
  *   - memory_search with a query of 1-3 vocabulary words over agent A.
  * Targets: ranked p99 <= 20 ms; store with the index >= 0.9 of the store without, within each round.
+ * It runs as the last part of `npm run bench` too (BENCH_SEARCH=off skips it there).
  * Settings: BENCH_ROUNDS (3), BENCH_SECONDS (6), BENCH_WARMUP_SECONDS (1), BENCH_CONNECTIONS (10);
  * BENCH_SEARCH_PROFILE=<dir> runs the server under --cpu-prof and leaves its profile there.
  */
@@ -115,6 +116,10 @@ function median(values: number[]): number {
 }
 
 async function main() {
+  if (process.env.BENCH_SEARCH === 'off') {
+    process.stderr.write('bench:search skipped (BENCH_SEARCH=off)\n');
+    return;
+  }
   const rounds = envNumber('BENCH_ROUNDS', 3);
   const settings: LoadSettings = {
     seconds: envNumber('BENCH_SECONDS', 6),
