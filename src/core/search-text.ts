@@ -32,17 +32,32 @@ export function words(text: string): string[] {
 /** Terms already computed, by word (null for a stop word): a vocabulary repeats, and a lookup is cheaper. */
 const TERMS = new Map<string, string | null>();
 const TERMS_KEPT = 50_000;
+/**
+ * Words this long or longer are not kept: V8 makes a cut of 13 characters or more a view into the whole text
+ * it was cut from, so keeping one would keep the whole value (and every value an agent ever wrote, up to
+ * TERMS_KEPT of them) in memory. Shorter cuts are copies.
+ */
+const LONGEST_KEPT = 12;
 
 /** A lowercased word as the index holds it: null for a stop word, else its stem (ASCII words) or itself. */
 export function termOf(word: string): string | null {
   let term = TERMS.get(word);
   if (term === undefined) {
     term = STOP_WORDS.has(word) ? null : ASCII_LETTERS.test(word) ? stem(word) : word;
+    if (word.length > LONGEST_KEPT) return term;
     // Bounded: past the limit it starts again, rather than keep every word an agent ever wrote.
     if (TERMS.size >= TERMS_KEPT) TERMS.clear();
     TERMS.set(word, term);
   }
   return term;
+}
+
+/**
+ * `text` as a string of its own: a long cut of a value is a view that keeps the whole value in memory (see
+ * LONGEST_KEPT), so what is kept for long (an index's terms) is copied first.
+ */
+export function ownString(text: string): string {
+  return text.length > LONGEST_KEPT ? text.split('').join('') : text;
 }
 
 /**

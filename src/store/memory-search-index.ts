@@ -18,13 +18,15 @@
  *   once PENDING_LIMIT have gathered. A query always sees every change made before it.
  */
 import { isLive, type Memory } from '../core/model.js';
-import { asciiLower, metadataText, queryTerms, termOf, words } from '../core/search-text.js';
+import { asciiLower, metadataText, ownString, queryTerms, termOf, words } from '../core/search-text.js';
 
 const FIELDS = 3;
 const BOOST = [2.5, 1, 0.5] as const;
 const K = 1.2;
 const B = 0.7;
 const D = 0.5;
+/** `Date.prototype.toISOString`'s form, whose text order is its time order. */
+const CANONICAL_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 /** Changes gathered before they are merged into the index without waiting for a query. */
 const PENDING_LIMIT = 256;
 /** Numbers per postings entry: slot, generation, frequency. */
@@ -136,12 +138,16 @@ export class MemorySearchIndex {
   private docs: (Doc | undefined)[] = [];
   private readonly free: number[] = [];
   private readonly slotOf = new Map<string, number>();
-  /** Per slot: its generation (bumped when its memory is replaced or removed), lowercased key, field lengths. */
+  /** Per slot: its generation, bumped when its memory is replaced or removed (its entries then are stale). */
   private generation = new Int32Array(64);
   /** 1 where the memory has an expiry (the rest are live at any time, known without reading them). */
   private expires = new Uint8Array(64);
-  /** When the memory was updated, in ms (NaN if its ISO text is not the canonical 24 characters): for ties. */
+  /**
+   * When the memory was updated, in ms, for ties: only where its text is `toISOString`'s (as every write makes
+   * it), whose order is the ms order; NaN otherwise, and the texts are compared.
+   */
   private updated = new Float64Array(64);
+  /** Per slot: its key in ASCII lower case (for the key tiers), and its number of terms per field (for BM25+). */
   private readonly lowerKeys: (string | undefined)[] = [];
   private lengths: Int32Array[] = [new Int32Array(64), new Int32Array(64), new Int32Array(64)];
   /** term → its postings per field. */
@@ -187,8 +193,9 @@ export class MemorySearchIndex {
 
   /** The memory under a key changed without a change of content (its expiry): keeps the new object. */
   refresh(memory: Memory): void {
-    if (this.pending.has(memory.key)) this.pending.set(memory.key, memory);
-    else this.refreshNow(memory);
+    const waiting = this.pending.get(memory.key);
+    if (waiting === undefined) this.refreshNow(memory);
+    else if (waiting !== null) this.pending.set(memory.key, memory); // a removal waiting stays one
   }
 
   private defer(key: string, memory: Memory | null): void {
@@ -224,15 +231,15 @@ export class MemorySearchIndex {
 
   private refreshNow(memory: Memory): void {
     const slot = this.slotOf.get(memory.key);
-    const doc = slot === undefined ? undefined : this.docs[slot];
-    if (!doc || slot === undefined) return;
+    if (slot === undefined) return;
+    const doc = this.docs[slot] as Doc;
     doc.memory = memory;
     this.noteTimes(slot, memory);
   }
 
   private noteTimes(slot: number, memory: Memory): void {
     this.expires[slot] = memory.expiresAt === undefined ? 0 : 1;
-    this.updated[slot] = memory.updatedAt.length === 24 ? Date.parse(memory.updatedAt) : Number.NaN;
+    this.updated[slot] = CANONICAL_TIME.test(memory.updatedAt) ? Date.parse(memory.updatedAt) : Number.NaN;
   }
 
   /** Removes the memory under `key`: its entries turn stale and its slot is free. */
@@ -276,11 +283,11 @@ export class MemorySearchIndex {
         let perField = this.postings.get(term);
         if (!perField) {
           perField = [undefined, undefined, undefined];
-          this.postings.set(term, perField);
+          this.postings.set(ownString(term), perField);
         }
         let list = perField[field];
         if (!list) {
-          list = new Postings(term, field);
+          list = new Postings(ownString(term), field);
           perField[field] = list;
         }
         list.push(slot, gen, tf);

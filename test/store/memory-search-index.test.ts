@@ -5,6 +5,8 @@
  * none of that may change an answer, so its scores must equal the reference's exactly (the same sums in the
  * same order) and its page and total likewise.
  */
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Memory } from '../../src/core/model.js';
@@ -225,6 +227,15 @@ describe('the search index', () => {
     expect(total).toBe(4);
   });
 
+  it('leaves removed a memory whose expiry is refreshed before the removal is merged', () => {
+    const index = new MemorySearchIndex([memoryOf('k', 'alpha', undefined)]);
+    const kept = memoryOf('k', 'alpha', undefined);
+    index.remove('k');
+    index.refresh({ ...kept, expiresAt: FUTURE });
+    expect(index.size).toBe(0);
+    expect(index.rank('alpha', {}, 10)).toEqual({ top: [], total: 0 });
+  });
+
   it('never returns a memory the condition refuses, such as an expired one', () => {
     const index = new MemorySearchIndex([
       memoryOf('a', 'deploy', undefined, PAST),
@@ -233,5 +244,22 @@ describe('the search index', () => {
     const { top, total } = index.rank('deploy', { liveAt: NOW }, 10);
     expect(top.map((hit) => hit.memory.key)).toEqual(['b']);
     expect(total).toBe(1);
+  });
+});
+
+describe('what the index and the term cache keep in memory', () => {
+  it('keeps no value alive through a long word of it, once its memory is gone', () => {
+    const out = execFileSync(
+      process.execPath,
+      [
+        '--expose-gc',
+        '--import',
+        'tsx',
+        fileURLToPath(new URL('../fixtures/term-retention.ts', import.meta.url)),
+      ],
+      { encoding: 'utf8' },
+    );
+    // Kept views into the 2,000 values would hold about 60 MB.
+    expect(Number(out.trim())).toBeLessThan(15);
   });
 });

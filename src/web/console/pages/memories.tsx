@@ -58,6 +58,8 @@ export function MemoriesPage(props: { focus: boolean }) {
   const [search, setSearch] = useState<Search | null>(null);
   const pages = useCursorPages();
   const [answer, setAnswer] = useState<SearchAnswer | null>(null);
+  /** The search and page the shown answer is for: its "Next" cursor belongs to them alone. */
+  const [answerFor, setAnswerFor] = useState<{ search: Search; cursor: string | undefined } | null>(null);
   const [loading, setLoading] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [selected, setSelected] = useState<Memory | 'new' | null>(null);
@@ -68,10 +70,12 @@ export function MemoriesPage(props: { focus: boolean }) {
     let live = true;
     setLoading(true);
     setError(null);
-    searchMemories(search, pages.cursor).then(
+    const cursor = pages.cursor;
+    searchMemories(search, cursor).then(
       (result) => {
         if (!live) return;
         setAnswer(result);
+        setAnswerFor({ search, cursor });
         setLoading(false);
       },
       (err: unknown) => {
@@ -230,7 +234,12 @@ export function MemoriesPage(props: { focus: boolean }) {
               <Pager
                 label="Memory pages"
                 hasPrevious={pages.hasPrevious}
-                hasNext={Boolean(answer?.next_cursor)}
+                hasNext={
+                  Boolean(answer?.next_cursor) &&
+                  answerFor?.search === search &&
+                  answerFor.cursor === pages.cursor &&
+                  !error
+                }
                 busy={loading}
                 onPrevious={pages.back}
                 onNext={() => pages.forward(answer?.next_cursor)}

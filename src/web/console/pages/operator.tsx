@@ -225,7 +225,7 @@ function Accounts(props: {
       <Pager
         label="Account pages"
         hasPrevious={pages.hasPrevious}
-        hasNext={next !== null}
+        hasNext={next !== null && !list.error}
         busy={list.loading}
         onPrevious={pages.back}
         onNext={() => pages.forward(next)}

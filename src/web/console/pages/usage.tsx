@@ -235,7 +235,7 @@ function Ledger() {
       <Pager
         label="Ledger pages"
         hasPrevious={pages.hasPrevious}
-        hasNext={next !== null}
+        hasNext={next !== null && !ledger.error}
         busy={ledger.loading}
         onPrevious={pages.back}
         onNext={() => pages.forward(next)}
