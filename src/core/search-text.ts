@@ -33,7 +33,7 @@ export function words(text: string): string[] {
 const TERMS = new Map<string, string | null>();
 const TERMS_KEPT = 50_000;
 /**
- * Words this long or longer are not kept: V8 makes a cut of 13 characters or more a view into the whole text
+ * Words longer than this are not kept: V8 makes a cut of 13 characters or more a view into the whole text
  * it was cut from, so keeping one would keep the whole value (and every value an agent ever wrote, up to
  * TERMS_KEPT of them) in memory. Shorter cuts are copies.
  */

@@ -135,7 +135,7 @@ function popcount(bits: number): number {
 
 export class MemorySearchIndex {
   /** By slot; undefined where none is (a removed memory's slot is reused). */
-  private docs: (Doc | undefined)[] = [];
+  private readonly docs: (Doc | undefined)[] = [];
   private readonly free: number[] = [];
   private readonly slotOf = new Map<string, number>();
   /** Per slot: its generation, bumped when its memory is replaced or removed (its entries then are stale). */
