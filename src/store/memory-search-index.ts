@@ -9,16 +9,20 @@
  * - Memories are numbered (slots, reused). Each term's postings, per field, are typed arrays of slot, the
  *   slot's generation when indexed, and the term's frequency there. Replacing or removing a memory bumps its
  *   slot's generation: its old entries become stale where they are, skipped by a query, and a list is
- *   compacted once stale entries outnumber live ones, so the work stays proportional to what is live.
- * - The keys are kept, lowercased, in chunks of CHUNK slots joined by "\n" (a key holds no control
- *   character): the key tiers are found by the engine's string search over those few strings rather than a
- *   test per memory. A chunk is rejoined at the next query after one of its keys came or went.
- * - A query adds scores into reused arrays, and keeps only the best `first` of the matches in a heap.
+ *   compacted once stale entries outnumber live ones, so the work stays proportional to what is live
+ *   (search-postings.ts).
+ * - The keys are kept, lowercased, in chunks of slots joined by "\n": the key tiers are found by the engine's
+ *   string search over those few strings rather than a test per memory (key-chunks.ts).
+ * - A query adds scores into reused arrays, and keeps only the best `first` of the matches in a heap
+ *   (top-heap.ts).
  * - Changes are merged in batches (as PostgreSQL's GIN index gathers a pending list): before any query, or
  *   once PENDING_LIMIT have gathered. A query always sees every change made before it.
  */
 import { isLive, type Memory } from '../core/model.js';
 import { asciiLower, metadataText, ownString, queryTerms, termOf, words } from '../core/search-text.js';
+import { KeyChunks } from './key-chunks.js';
+import { Postings, STRIDE } from './search-postings.js';
+import { TopHeap } from './top-heap.js';
 
 const FIELDS = 3;
 const BOOST = [2.5, 1, 0.5] as const;
@@ -29,18 +33,6 @@ const D = 0.5;
 const CANONICAL_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 /** Changes gathered before they are merged into the index without waiting for a query. */
 const PENDING_LIMIT = 256;
-/** Numbers per postings entry: slot, generation, frequency. */
-const STRIDE = 3;
-/** Slots per chunk of the joined keys. */
-const CHUNK = 256;
-/** Bits of a chunk's filter of adjacent character pairs (a Bloom filter with one hash). */
-const PAIR_BITS = 8192;
-/** Where the pair of characters `a`, `b` falls in the filter. */
-function pairBit(a: number, b: number): number {
-  return Math.imul((a << 16) | b, 0x9e3779b1) >>> 19;
-}
-/** A postings list is compacted when its stale entries are at least this many and outnumber its live ones. */
-const COMPACT_AT = 16;
 
 export interface RankedHit {
   memory: Memory;
@@ -57,55 +49,6 @@ export function byRank(a: RankedHit, b: RankedHit): number {
     (a.memory.updatedAt < b.memory.updatedAt ? 1 : a.memory.updatedAt > b.memory.updatedAt ? -1 : 0) ||
     (a.memory.key < b.memory.key ? -1 : 1)
   );
-}
-
-/**
- * One term's occurrences in one field: per entry, the slot, the slot's generation when indexed, and the
- * frequency, side by side in one array (an entry added or read touches one place in memory, not three).
- */
-class Postings {
-  constructor(
-    readonly term: string,
-    readonly field: number,
-  ) {}
-
-  /** [slot, generation, frequency] per entry. */
-  entries = new Int32Array(4 * STRIDE);
-  length = 0;
-  stale = 0;
-
-  get live(): number {
-    return this.length - this.stale;
-  }
-
-  push(slot: number, gen: number, tf: number): void {
-    const at = this.length * STRIDE;
-    if (at === this.entries.length) {
-      const grown = new Int32Array(this.entries.length * 2);
-      grown.set(this.entries);
-      this.entries = grown;
-    }
-    const { entries } = this;
-    entries[at] = slot;
-    entries[at + 1] = gen;
-    entries[at + 2] = tf;
-    this.length++;
-  }
-
-  /** Drops the entries whose slot has moved on to another generation. */
-  compact(generation: Int32Array): void {
-    const { entries } = this;
-    let kept = 0;
-    for (let i = 0; i < this.length * STRIDE; i += STRIDE) {
-      if (entries[i + 1] !== generation[entries[i] as number]) continue;
-      entries[kept] = entries[i] as number;
-      entries[kept + 1] = entries[i + 1] as number;
-      entries[kept + 2] = entries[i + 2] as number;
-      kept += STRIDE;
-    }
-    this.length = kept / STRIDE;
-    this.stale = 0;
-  }
 }
 
 /** A memory as indexed: the postings lists holding it (one per distinct term and field: to mark stale). */
@@ -147,17 +90,13 @@ export class MemorySearchIndex {
    * it), whose order is the ms order; NaN otherwise, and the texts are compared.
    */
   private updated = new Float64Array(64);
-  /** Per slot: its key in ASCII lower case (for the key tiers), and its number of terms per field (for BM25+). */
-  private readonly lowerKeys: (string | undefined)[] = [];
+  /** Per slot: its key in ASCII lower case, for the key tiers. */
+  private readonly keys = new KeyChunks();
+  /** Per field, per slot: its number of terms (for BM25+). */
   private lengths: Int32Array[] = [new Int32Array(64), new Int32Array(64), new Int32Array(64)];
   /** term → its postings per field. */
   private readonly postings = new Map<string, (Postings | undefined)[]>();
   private readonly totalLength = [0, 0, 0];
-  /** Per chunk of slots: its lowercased keys joined by "\n" with the slot and start of each; undefined = rejoin. */
-  private readonly chunks: (
-    | { text: string; slots: Int32Array; starts: Int32Array; pairs: Uint32Array }
-    | undefined
-  )[] = [];
   /** Per query, reused: scores, the query's terms held (a bit each), key tiers, the slots touched and keyed. */
   private scores = new Float64Array(0);
   private held = new Uint16Array(0);
@@ -225,8 +164,7 @@ export class MemorySearchIndex {
     this.ensureSlot(slot);
     this.index(slot, memory);
     this.slotOf.set(memory.key, slot);
-    this.lowerKeys[slot] = asciiLower(memory.key);
-    this.chunks[Math.floor(slot / CHUNK)] = undefined;
+    this.keys.set(slot, asciiLower(memory.key));
   }
 
   private refreshNow(memory: Memory): void {
@@ -248,10 +186,9 @@ export class MemorySearchIndex {
     if (slot === undefined) return;
     this.unindex(slot);
     this.docs[slot] = undefined;
-    this.lowerKeys[slot] = undefined;
+    this.keys.set(slot, undefined);
     this.slotOf.delete(key);
     this.free.push(slot);
-    this.chunks[Math.floor(slot / CHUNK)] = undefined;
   }
 
   private ensureSlot(slot: number): void {
@@ -310,7 +247,7 @@ export class MemorySearchIndex {
         const perField = this.postings.get(list.term) as (Postings | undefined)[];
         perField[list.field] = undefined;
         if (perField.every((other) => other === undefined)) this.postings.delete(list.term);
-      } else if (list.stale >= COMPACT_AT && list.stale > list.live) {
+      } else if (list.due) {
         list.compact(this.generation);
       }
     }
@@ -319,78 +256,6 @@ export class MemorySearchIndex {
       this.totalLength[field] = (this.totalLength[field] as number) - (lengths[slot] as number);
       lengths[slot] = 0;
     }
-  }
-
-  /** The chunk's keys joined, rejoined first if a key in it came or went. */
-  private chunk(c: number) {
-    let joined = this.chunks[c];
-    if (joined) return joined;
-    const slots: number[] = [];
-    const starts: number[] = [];
-    const keys: string[] = [];
-    let at = 0;
-    for (let slot = c * CHUNK; slot < Math.min(this.docs.length, (c + 1) * CHUNK); slot++) {
-      const key = this.lowerKeys[slot];
-      if (key === undefined) continue;
-      slots.push(slot);
-      starts.push(at);
-      keys.push(key);
-      at += key.length + 1;
-    }
-    const text = keys.join('\n');
-    const pairs = new Uint32Array(PAIR_BITS / 32);
-    for (let i = 0; i + 1 < text.length; i++) {
-      const bit = pairBit(text.charCodeAt(i), text.charCodeAt(i + 1));
-      pairs[bit >>> 5] = (pairs[bit >>> 5] as number) | (1 << (bit & 31));
-    }
-    joined = { text, slots: Int32Array.from(slots), starts: Int32Array.from(starts), pairs };
-    this.chunks[c] = joined;
-    return joined;
-  }
-
-  /** Sets the tier of every memory whose key holds `wanted` (lowercased, not empty); returns how many. */
-  private findKeys(wanted: string, found: Int32Array): number {
-    const { tiers } = this;
-    let n = 0;
-    const mark = (slot: number, tier: 1 | 2) => {
-      if (tiers[slot] === 0) found[n++] = slot;
-      tiers[slot] = Math.max(tiers[slot] as number, tier);
-    };
-    if (wanted.includes('\n')) {
-      // Never from the API (a query holds no control character); answered by a test per key all the same.
-      this.lowerKeys.forEach((key, slot) => {
-        if (key?.includes(wanted)) mark(slot, key === wanted ? 2 : 1);
-      });
-      return n;
-    }
-    const wantedPairs: number[] = [];
-    for (let i = 0; i + 1 < wanted.length; i++)
-      wantedPairs.push(pairBit(wanted.charCodeAt(i), wanted.charCodeAt(i + 1)));
-    const chunks = Math.ceil(this.docs.length / CHUNK);
-    for (let c = 0; c < chunks; c++) {
-      const { text, slots, starts, pairs } = this.chunk(c);
-      // A chunk lacking a pair of the query's adjacent characters holds no key that holds the query.
-      if (wantedPairs.some((bit) => ((pairs[bit >>> 5] as number) & (1 << (bit & 31))) === 0)) continue;
-      let from = 0;
-      for (;;) {
-        const at = text.indexOf(wanted, from);
-        if (at < 0) break;
-        // The key the match is in: the last whose start is at or before it.
-        let lo = 0;
-        let hi = starts.length - 1;
-        while (lo < hi) {
-          const mid = (lo + hi + 1) >>> 1;
-          if ((starts[mid] as number) <= at) lo = mid;
-          else hi = mid - 1;
-        }
-        const slot = slots[lo] as number;
-        const key = this.lowerKeys[slot] as string;
-        mark(slot, key.length === wanted.length ? 2 : 1);
-        // On to the next key: one match per key is enough.
-        from = (starts[lo] as number) + key.length + 1;
-      }
-    }
-    return n;
   }
 
   private ensureScratch(): void {
@@ -450,7 +315,13 @@ export class MemorySearchIndex {
       }
     });
     const wanted = asciiLower(text.trim());
-    const keyedCount = wanted === '' ? 0 : this.findKeys(wanted, keyed);
+    let keyedCount = 0;
+    if (wanted !== '') {
+      this.keys.find(wanted, (slot, whole) => {
+        if (tiers[slot] === 0) keyed[keyedCount++] = slot;
+        tiers[slot] = whole ? 2 : 1;
+      });
+    }
 
     const heap = new TopHeap(first, (x, y) => this.better(x, y));
     const { docs, expires } = this;
@@ -518,61 +389,5 @@ export class MemorySearchIndex {
     if (tiers[a] !== tiers[b]) return (tiers[a] as number) < (tiers[b] as number);
     if (scores[a] !== scores[b]) return (scores[a] as number) < (scores[b] as number);
     return (updated[a] as number) < (updated[b] as number); // false for NaN: then the heap decides
-  }
-}
-
-/** The best `size` of the items offered, by `better`: a heap with the worst kept at its root. */
-class TopHeap {
-  private readonly items: number[] = [];
-
-  constructor(
-    private readonly size: number,
-    private readonly better: (a: number, b: number) => boolean,
-  ) {}
-
-  /** The worst item kept, once `size` are: an item must beat it to be kept. */
-  worst(): number | undefined {
-    return this.items.length === this.size ? this.items[0] : undefined;
-  }
-
-  offer(item: number): void {
-    const { items } = this;
-    if (this.size <= 0) return;
-    if (items.length < this.size) {
-      items.push(item);
-      this.up(items.length - 1);
-    } else if (this.better(item, items[0] as number)) {
-      items[0] = item;
-      this.down(0);
-    }
-  }
-
-  sorted(): number[] {
-    return [...this.items].sort((a, b) => (this.better(a, b) ? -1 : 1));
-  }
-
-  /** The root is the worst: a child must never be worse than its parent. */
-  private up(i: number): void {
-    const { items } = this;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!this.better(items[parent] as number, items[i] as number)) break;
-      [items[parent], items[i]] = [items[i] as number, items[parent] as number];
-      i = parent;
-    }
-  }
-
-  private down(i: number): void {
-    const { items } = this;
-    for (;;) {
-      const left = 2 * i + 1;
-      const right = left + 1;
-      let worst = i;
-      if (left < items.length && this.better(items[worst] as number, items[left] as number)) worst = left;
-      if (right < items.length && this.better(items[worst] as number, items[right] as number)) worst = right;
-      if (worst === i) return;
-      [items[worst], items[i]] = [items[i] as number, items[worst] as number];
-      i = worst;
-    }
   }
 }
