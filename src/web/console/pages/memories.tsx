@@ -16,6 +16,7 @@ import {
   StatusMessage,
   Time,
   useCursorPages,
+  useLoad,
 } from '../components';
 import type { HistoryAnswer, Memory, MemoryType, RestoreAnswer, SearchAnswer, StoreAnswer } from '../types';
 import { MEMORY_TYPES } from '../types';
@@ -57,37 +58,17 @@ export function MemoriesPage(props: { focus: boolean }) {
   const [types, setTypes] = useState<MemoryType[]>([]);
   const [search, setSearch] = useState<Search | null>(null);
   const pages = useCursorPages();
-  const [answer, setAnswer] = useState<SearchAnswer | null>(null);
-  /** The search and page the shown answer is for: its "Next" cursor belongs to them alone. */
-  const [answerFor, setAnswerFor] = useState<{ search: Search; cursor: string | undefined } | null>(null);
-  const [loading, setLoading] = useState(false);
-  const [error, setError] = useState<unknown>(null);
   const [selected, setSelected] = useState<Memory | 'new' | null>(null);
   const [status, setStatus] = useState<string | null>(null);
-
-  useEffect(() => {
-    if (!search) return;
-    let live = true;
-    setLoading(true);
-    setError(null);
-    const cursor = pages.cursor;
-    searchMemories(search, cursor).then(
-      (result) => {
-        if (!live) return;
-        setAnswer(result);
-        setAnswerFor({ search, cursor });
-        setLoading(false);
-      },
-      (err: unknown) => {
-        if (!live) return;
-        setError(err);
-        setLoading(false);
-      },
-    );
-    return () => {
-      live = false;
-    };
-  }, [search, pages.cursor]);
+  // The answer to the current search and page (none before the first search).
+  const found = useLoad(
+    async () => (search ? searchMemories(search, pages.cursor) : null),
+    [search, pages.cursor],
+  );
+  const answer = found.data ?? null;
+  const setAnswer = found.setData;
+  const loading = search !== null && found.loading;
+  const { error } = found;
 
   const submit = (event: Event) => {
     event.preventDefault();
@@ -234,12 +215,7 @@ export function MemoriesPage(props: { focus: boolean }) {
               <Pager
                 label="Memory pages"
                 hasPrevious={pages.hasPrevious}
-                hasNext={
-                  Boolean(answer?.next_cursor) &&
-                  answerFor?.search === search &&
-                  answerFor.cursor === pages.cursor &&
-                  !error
-                }
+                hasNext={Boolean(answer?.next_cursor) && !loading && !error}
                 busy={loading}
                 onPrevious={pages.back}
                 onNext={() => pages.forward(answer?.next_cursor)}
