@@ -5,13 +5,13 @@
 import { type CacheState, CREDIT_KINDS } from '../../core/model.js';
 import type { AccountPage, LedgerPage, StoreReports } from '../../core/store-port.js';
 import { ACCOUNT_COLUMNS, int, LEDGER_COLUMNS, toAccount, toLedgerEntry } from './postgres-rows.js';
-import { preparing, type Queryable } from './prepared.js';
+import { preparing, type Queryable, type Statements } from './prepared.js';
 
 /** The ledger operations that are not charges, as an SQL list. */
 const CREDIT_OPERATIONS = `(${CREDIT_KINDS.map((kind) => `'${kind}'`).join(', ')})`;
 
 export class PostgresReports implements StoreReports {
-  private readonly db: Queryable;
+  private readonly db: Statements;
 
   constructor(db: Queryable) {
     this.db = preparing(db);

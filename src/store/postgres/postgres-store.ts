@@ -34,6 +34,8 @@ import { isUnreachable, unavailable } from './postgres-errors.js';
 import { PostgresReports } from './postgres-reports.js';
 import { toIdempotencyRecord } from './postgres-rows.js';
 import { PostgresReader, PostgresTx } from './postgres-tx.js';
+import { preparing, type Statements } from './prepared.js';
+import { TxPipeline } from './tx-pipeline.js';
 
 /** SQLSTATEs after which a transaction's work is run again. */
 const RETRYABLE = new Set(['40001', '40P01', '23505']);
@@ -52,12 +54,16 @@ export interface PostgresStoreOptions {
 export class PostgresStore implements StorePort {
   private readonly pool: pg.Pool;
   private readonly reports: PostgresReports;
+  /** Reads outside a transaction: single statements on the pool. */
+  private readonly statements: Statements;
   private closed = false;
 
   constructor(options: PostgresStoreOptions) {
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.poolMax ?? 10,
+      // A transaction's statements are sent without waiting for each answer (tx-pipeline.ts).
+      pipeline: true,
       statement_timeout: options.statementTimeoutMs ?? 5000,
       // A database host that drops packets must not hold a request until the OS gives up on TCP (minutes):
       // a connection not made within this long fails as "unreachable" (503), like a refused one.
@@ -66,6 +72,7 @@ export class PostgresStore implements StorePort {
     // An idle connection that dies (the database restarted) must not take the process with it.
     this.pool.on('error', () => undefined);
     this.reports = new PostgresReports(this.pool);
+    this.statements = preparing(this.pool);
   }
 
   /**
@@ -87,7 +94,7 @@ export class PostgresStore implements StorePort {
       const client = await this.pool.connect().catch((err: unknown) => {
         throw isUnreachable(err) ? unavailable(err) : err;
       });
-      let committing = false;
+      const pipeline = new TxPipeline(client);
       let broken: Error | undefined;
       // While checked out, a client's connection error is nobody's unless listened for here: pg-pool removes
       // its idle listener, and an unhandled 'error' event would end the process (a database restart).
@@ -96,17 +103,15 @@ export class PostgresStore implements StorePort {
       };
       client.on('error', onError);
       try {
-        await client.query('BEGIN');
-        const result = await work(new PostgresTx(client));
-        committing = true;
-        await client.query('COMMIT');
+        const result = await work(new PostgresTx(pipeline));
+        await pipeline.commit();
         return result;
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
+        await pipeline.rollback().catch(() => undefined);
         // A connection lost before COMMIT was sent rolls the transaction back; during it, nobody knows.
         if (isUnreachable(err)) {
           broken = err as Error;
-          throw unavailable(err, committing);
+          throw unavailable(err, pipeline.committing);
         }
         const code = (err as { code?: string }).code;
         if (attempt < MAX_ATTEMPTS && code !== undefined && RETRYABLE.has(code)) continue;
@@ -120,7 +125,7 @@ export class PostgresStore implements StorePort {
 
   async read<T>(work: (reader: StoreReader) => Promise<T>): Promise<T> {
     this.assertOpen();
-    return this.reachable(() => work(new PostgresReader(this.pool, false)));
+    return this.reachable(() => work(new PostgresReader(this.statements, false)));
   }
 
   ledgerPage(agentId: string, page: { limit: number; before?: number }): Promise<LedgerPage> {

@@ -26,18 +26,18 @@ import {
   toMemory,
   toMemoryVersion,
 } from './postgres-rows.js';
-import { preparing, type Queryable } from './prepared.js';
+import type { Statements } from './prepared.js';
+import type { TxPipeline } from './tx-pipeline.js';
 
-/** Reads on a connection; `lock` makes account reads lock their row (inside a transaction). */
+/**
+ * Reads through `db` (the pool's named statements, or a transaction's pipeline); `lock` makes account reads
+ * lock their row (inside a transaction).
+ */
 export class PostgresReader implements StoreReader {
-  protected readonly db: Queryable;
-
   constructor(
-    db: Queryable,
+    protected readonly db: Statements,
     private readonly lock: boolean,
-  ) {
-    this.db = preparing(db);
-  }
+  ) {}
 
   private async account(where: string, value: string): Promise<Account | undefined> {
     const { rows } = await this.db.query(
@@ -174,8 +174,8 @@ export class PostgresTx extends PostgresReader implements StoreTx {
    */
   private readonly rows = new Map<string, Account>();
 
-  constructor(db: Queryable) {
-    super(db, true);
+  constructor(private readonly pipeline: TxPipeline) {
+    super(pipeline, true);
   }
 
   protected override sawAccount(account: Account): void {
@@ -186,7 +186,7 @@ export class PostgresTx extends PostgresReader implements StoreTx {
     const row = this.rows.get(account.id);
     if (row && sameAccount(row, account)) return;
     this.rows.set(account.id, account);
-    await this.db.query(
+    this.pipeline.write(
       `INSERT INTO accounts (${ACCOUNT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) ` +
         'ON CONFLICT (id) DO UPDATE SET email = EXCLUDED.email, name = EXCLUDED.name, plan = EXCLUDED.plan, ' +
         'key_hash = EXCLUDED.key_hash, balance_cents = EXCLUDED.balance_cents',
@@ -205,13 +205,14 @@ export class PostgresTx extends PostgresReader implements StoreTx {
   async appendLedger(entry: LedgerEntry) {
     // The entry's seq comes from the account row (locked by the transaction's read of the account), taken
     // in the same statement: a second writer that skipped the lock would take the same seq and fail on the
-    // primary key.
-    const { rowCount } = await this.db.query(
+    // primary key. Without the account, seq is NULL and the insert fails (NOT NULL): loudly, in the database,
+    // so no answer needs checking before the commit.
+    this.pipeline.write(
       'WITH next AS (UPDATE accounts SET ledger_seq = ledger_seq + 1, balance_cents = $13 WHERE id = $1 ' +
         'RETURNING ledger_seq) ' +
         `INSERT INTO ledger (${LEDGER_COLUMNS}, seq) ` +
         'SELECT $1, $2::text, $3::timestamptz, $4::text, $5::bigint, $6::bigint, $7::bigint, $8::text, $9::text, ' +
-        '$10::text, $11::text, $12::text, next.ledger_seq FROM next',
+        '$10::text, $11::text, $12::text, next.ledger_seq FROM (VALUES (1)) AS one LEFT JOIN next ON true',
       [
         entry.agentId,
         entry.id,
@@ -228,7 +229,6 @@ export class PostgresTx extends PostgresReader implements StoreTx {
         entry.balanceAfterCents,
       ],
     );
-    if (rowCount !== 1) throw new Error(`appendLedger: no account ${entry.agentId}`);
     // The balance is the last entry's balance after it: set in the same statement.
     const row = this.rows.get(entry.agentId);
     if (row) this.rows.set(entry.agentId, { ...row, balanceCents: entry.balanceAfterCents });
@@ -236,7 +236,7 @@ export class PostgresTx extends PostgresReader implements StoreTx {
 
   async putMemory(memory: Memory) {
     // The search column from the terms of the key ($11), the value ($12) and the metadata's values ($13).
-    await this.db.query(
+    this.pipeline.write(
       `INSERT INTO memories (${MEMORY_COLUMNS}, search) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, ` +
         `${SEARCH_VECTOR('$11', '$12', '$13')}) ` +
         'ON CONFLICT (agent_id, key) DO UPDATE SET value = EXCLUDED.value, type = EXCLUDED.type, ' +
@@ -279,7 +279,7 @@ export class PostgresTx extends PostgresReader implements StoreTx {
   async putMemoryVersion(entry: MemoryVersion, keep: number) {
     // One statement adds the entry and keeps the newest `keep` - 1 of the rows before it (the DELETE does not
     // see the row its WITH inserts), by rank: a key's versions need not be consecutive.
-    await this.db.query(
+    this.pipeline.write(
       `WITH added AS (INSERT INTO memory_history (${HISTORY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)) ` +
         'DELETE FROM memory_history WHERE agent_id = $1 AND key = $2 AND version NOT IN ' +
         '(SELECT version FROM memory_history WHERE agent_id = $1 AND key = $2 ORDER BY version DESC LIMIT $10::integer - 1)',
@@ -299,7 +299,7 @@ export class PostgresTx extends PostgresReader implements StoreTx {
   }
 
   async dropMemoryVersions(agentId: string, key: string) {
-    await this.db.query('DELETE FROM memory_history WHERE agent_id = $1 AND key = $2', [agentId, key]);
+    this.pipeline.write('DELETE FROM memory_history WHERE agent_id = $1 AND key = $2', [agentId, key]);
   }
 
   async addLiveUsage(counts: readonly LiveUsageCount[]) {
@@ -308,7 +308,7 @@ export class PostgresTx extends PostgresReader implements StoreTx {
     const sorted = [...counts].sort((a, b) =>
       `${a.agentId} ${a.day} ${a.state}` < `${b.agentId} ${b.day} ${b.state}` ? -1 : 1,
     );
-    await this.db.query(
+    this.pipeline.write(
       'INSERT INTO live_usage AS u (agent_id, day, state, count) ' +
         'SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::bigint[]) ' +
         'ON CONFLICT (agent_id, day, state) DO UPDATE SET count = u.count + EXCLUDED.count',
@@ -332,23 +332,25 @@ export class PostgresTx extends PostgresReader implements StoreTx {
       record.createdAt,
     ];
     if (claimToken !== undefined) {
-      const { rowCount } = await this.db.query(
+      this.pipeline.write(
         "UPDATE idempotency SET state = 'done', fingerprint = $3, operation = $4, status = $5, body = $6, " +
           'created_at = $7, claim_token = NULL, lease_until = NULL ' +
           "WHERE agent_id = $1 AND key = $2 AND state = 'running' AND claim_token = $8",
         [...values, claimToken],
+        ({ rowCount }) => {
+          // The lease ran out and another request took the key: this one must not charge.
+          if (rowCount === 0) {
+            throw new AppError(
+              'idempotency_in_progress',
+              'This request took too long and another request with the same idempotency key took over; ' +
+                'nothing was charged for this one. Retry with the same key to get that request’s response.',
+              { field: 'idempotency_key' },
+            );
+          }
+        },
       );
-      if (rowCount === 0) {
-        // The lease ran out and another request took the key: this one must not charge.
-        throw new AppError(
-          'idempotency_in_progress',
-          'This request took too long and another request with the same idempotency key took over; nothing ' +
-            'was charged for this one. Retry with the same key to get that request’s response.',
-          { field: 'idempotency_key' },
-        );
-      }
     } else {
-      await this.db.query(
+      this.pipeline.write(
         'INSERT INTO idempotency (agent_id, key, fingerprint, operation, status, body, created_at, state) ' +
           "VALUES ($1, $2, $3, $4, $5, $6, $7, 'done') ON CONFLICT (agent_id, key) DO UPDATE SET " +
           "state = 'done', fingerprint = $3, operation = $4, status = $5, body = $6, created_at = $7, " +

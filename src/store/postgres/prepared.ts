@@ -7,9 +7,15 @@ import type pg from 'pg';
 
 export type Queryable = Pick<pg.ClientBase, 'query'>;
 
+/** What runs the store's statements: a text and its values, the answer. */
+export interface Statements {
+  query(text: string, values?: unknown[]): Promise<pg.QueryResult>;
+}
+
 const names = new Map<string, string>();
 
-function nameOf(text: string): string {
+/** The name under which `text` is prepared on every connection. */
+export function nameOf(text: string): string {
   let name = names.get(text);
   if (name === undefined) {
     name = `ac_${names.size + 1}`;
@@ -19,8 +25,6 @@ function nameOf(text: string): string {
 }
 
 /** `db`, its `query(text, values)` calls sent as named statements. */
-export function preparing(db: Queryable): Queryable {
-  const query = (text: string, values?: unknown[]) =>
-    db.query({ name: nameOf(text), text, values: values ?? [] });
-  return { query } as Queryable;
+export function preparing(db: Queryable): Statements {
+  return { query: (text, values) => db.query({ name: nameOf(text), text, values: values ?? [] }) };
 }

@@ -1,0 +1,241 @@
+/**
+ * A transaction's statements on a pipelining connection (src/store/postgres/tx-pipeline.ts): how many
+ * writes a charge sends, counted on the wire by a relay between the store and the database; and that a
+ * failure among statements sent without waiting still fails the transaction whole, with its own error.
+ */
+import { connect, createServer, type Server } from 'node:net';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { AppError } from '../../../src/core/errors.js';
+import type { Account, LedgerEntry, Memory } from '../../../src/core/model.js';
+import { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
+import { type TestDatabase, testDatabase } from '../../helpers/postgres.js';
+
+const account = (id: string, balanceCents = 50): Account => ({
+  id,
+  email: `${id}@example.com`,
+  name: null,
+  plan: 'pay-as-you-go',
+  keyHash: `hash-${id}`,
+  balanceCents,
+  createdAt: '2026-11-26T00:00:00.000Z',
+});
+const memory = (agentId: string, key: string): Memory => ({
+  agentId,
+  key,
+  value: 'v',
+  type: 'context',
+  metadata: {},
+  createdAt: '2026-11-26T00:00:00.000Z',
+  updatedAt: '2026-11-26T00:00:00.000Z',
+  version: 1,
+});
+const debit = (agentId: string, n: number, balanceAfterCents: number): LedgerEntry => ({
+  id: `txn_${agentId}_${n}`,
+  agentId,
+  at: '2026-11-26T00:00:00.000Z',
+  operation: 'memory_retrieve',
+  amountCents: -1,
+  balanceAfterCents,
+  costCents: 1,
+});
+
+/** A TCP relay to the database that counts the writes the store sends (each arrives as one chunk). */
+class CountingRelay {
+  sent = 0;
+  private constructor(private readonly server: Server) {}
+
+  static async to(address: { host: string; port: number }): Promise<CountingRelay> {
+    const server = createServer((client) => {
+      const upstream = connect(address.port, address.host);
+      client.on('data', () => {
+        relay.sent++;
+      });
+      for (const socket of [client, upstream]) {
+        socket.on('error', () => undefined);
+        socket.on('close', () => {
+          client.destroy();
+          upstream.destroy();
+        });
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    const relay = new CountingRelay(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return relay;
+  }
+
+  get port(): number {
+    return (this.server.address() as { port: number }).port;
+  }
+
+  /** The writes sent while `work` ran. */
+  async count(work: () => Promise<unknown>): Promise<number> {
+    const before = this.sent;
+    await work();
+    return this.sent - before;
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+let database: TestDatabase;
+let relay: CountingRelay;
+let store: PostgresStore;
+beforeAll(async () => {
+  database = await testDatabase({ label: 'tx_pipeline' });
+  relay = await CountingRelay.to(database.address);
+  const url = new URL(database.url);
+  url.port = String(relay.port);
+  // One connection, so that every transaction below runs on the same (already opened) one.
+  store = new PostgresStore({ connectionString: url.toString(), poolMax: 1 });
+  await store.transact(async (tx) => {
+    await tx.putAccount(account('a'));
+    await tx.putMemory(memory('a', 'k'));
+  });
+});
+afterAll(async () => {
+  await store.close();
+  await relay.close();
+});
+
+/** The account's balance, its ledger's sum and length, read on a connection of their own. */
+async function money(id: string): Promise<{ balance: number; entries: number; sum: number }> {
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      'SELECT a.balance_cents AS balance, count(l.seq) AS entries, coalesce(sum(l.amount_cents), 0) AS sum ' +
+        'FROM accounts a LEFT JOIN ledger l ON l.agent_id = a.id WHERE a.id = $1 GROUP BY a.balance_cents',
+      [id],
+    );
+    return { balance: Number(rows[0].balance), entries: Number(rows[0].entries), sum: Number(rows[0].sum) };
+  } finally {
+    await client.end();
+  }
+}
+
+/** A charged read, as the core runs it: the account locked, the memory read, one debit. */
+async function chargedRead(id: string): Promise<Memory | undefined> {
+  return store.transact(async (tx) => {
+    const held = await tx.getAccount(id);
+    if (!held) throw new Error('no account');
+    const found = await tx.getMemory(id, 'k');
+    const after = held.balanceCents - 1;
+    const { entries } = await money(id);
+    await tx.appendLedger(debit(id, entries + 1, after));
+    await tx.putAccount({ ...held, balanceCents: after });
+    return found;
+  });
+}
+
+describe('a transaction on a pipelining connection', () => {
+  afterEach(async () => {
+    // Whatever a test did, the one connection is left usable.
+    expect(await store.read((r) => r.getAccount('a'))).toBeDefined();
+  });
+
+  it('sends a charged read in three writes: BEGIN with the first read, the read, the debit with COMMIT', async () => {
+    // Warm: the statements are prepared on the connection once, and later sent by name.
+    await chargedRead('a');
+    const before = await money('a');
+    const writes = await relay.count(() => chargedRead('a'));
+    // money() inside the work reads on a connection of its own, which the relay does not see.
+    expect(writes).toBe(3);
+    const after = await money('a');
+    expect(after.balance).toBe(before.balance - 1);
+    expect(after.entries).toBe(before.entries + 1);
+    expect(after.balance).toBe(50 + after.sum);
+  });
+
+  it('sends nothing for a transaction that runs no statement', async () => {
+    expect(await relay.count(() => store.transact(async () => 'nothing'))).toBe(0);
+  });
+
+  it('a write that fails while nobody waits fails the transaction with its own error, and nothing of it stays', async () => {
+    const before = await money('a');
+    const failing = store.transact(async (tx) => {
+      const held = (await tx.getAccount('a')) as Account;
+      await tx.appendLedger(debit('a', before.entries + 1, held.balanceCents - 1));
+      // A negative balance: refused by the CHECK when the statement runs, after the debit was sent.
+      await tx.putAccount({ ...held, balanceCents: -5 });
+      await tx.putMemory(memory('a', 'after-the-failure'));
+    });
+    await expect(failing).rejects.toMatchObject({ code: '23514' });
+    expect(await money('a')).toEqual(before);
+    expect(await store.read((r) => r.getMemory('a', 'after-the-failure'))).toBeUndefined();
+  });
+
+  it('a failed write is reported at the next read, before the work goes on', async () => {
+    let readAfter = false;
+    const failing = store.transact(async (tx) => {
+      await tx.putAccount({ ...account('a'), balanceCents: -1 });
+      await tx.getMemory('a', 'k');
+      readAfter = true;
+    });
+    await expect(failing).rejects.toMatchObject({ code: '23514' });
+    expect(readAfter).toBe(false);
+  });
+
+  it('a debit for an account that is not there fails in the database, not silently', async () => {
+    const failing = store.transact((tx) => tx.appendLedger(debit('nobody', 1, 10)));
+    await expect(failing).rejects.toMatchObject({ code: '23502' });
+  });
+
+  it('an error of the work after writes were sent rolls them back', async () => {
+    const before = await money('a');
+    const failing = store.transact(async (tx) => {
+      const held = (await tx.getAccount('a')) as Account;
+      await tx.appendLedger(debit('a', before.entries + 1, held.balanceCents - 1));
+      await tx.putMemory(memory('a', 'thrown-away'));
+      throw new Error('the work changed its mind');
+    });
+    await expect(failing).rejects.toThrow('the work changed its mind');
+    expect(await money('a')).toEqual(before);
+    expect(await store.read((r) => r.getMemory('a', 'thrown-away'))).toBeUndefined();
+  });
+
+  it('finishing a claim whose lease another request took charges nothing', async () => {
+    const claim = (now: string) =>
+      store.claimIdempotency({
+        agentId: 'a',
+        key: 'slow',
+        fingerprint: 'fp',
+        operation: 'memory_retrieve',
+        now,
+        storedAfter: '2026-11-25T00:00:00.000Z',
+        leaseMs: 1_000,
+      });
+    const first = await claim('2026-11-26T00:00:00.000Z');
+    expect(first.state).toBe('claimed');
+    // Two seconds later the lease has run out, and a retry takes the key.
+    expect((await claim('2026-11-26T00:00:02.000Z')).state).toBe('claimed');
+    const before = await money('a');
+    const finishing = store.transact(async (tx) => {
+      const held = (await tx.getAccount('a')) as Account;
+      await tx.appendLedger(debit('a', before.entries + 1, held.balanceCents - 1));
+      await tx.putAccount({ ...held, balanceCents: held.balanceCents - 1 });
+      await tx.putIdempotency(
+        {
+          agentId: 'a',
+          key: 'slow',
+          fingerprint: 'fp',
+          operation: 'memory_retrieve',
+          status: 200,
+          body: {},
+          createdAt: '2026-11-26T00:00:00.500Z',
+        },
+        (first as { token: string }).token,
+      );
+    });
+    const err = await finishing.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).code).toBe('idempotency_in_progress');
+    expect(await money('a')).toEqual(before);
+  });
+});
