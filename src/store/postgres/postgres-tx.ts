@@ -166,6 +166,9 @@ export class PostgresReader implements StoreReader {
   }
 }
 
+/** The SQLSTATE of the statement that finishes an idempotency claim when the claim is no longer this request's. */
+const DIVISION_BY_ZERO = '22012';
+
 export class PostgresTx extends PostgresReader implements StoreTx {
   /**
    * Each account as its row stands in this transaction, as far as this transaction read or wrote it: a
@@ -332,22 +335,24 @@ export class PostgresTx extends PostgresReader implements StoreTx {
       record.createdAt,
     ];
     if (claimToken !== undefined) {
+      // Finishing the claim this request holds. Its lease may have run out and another request taken the key:
+      // then no row matches, and the division by zero refuses the statement in the database, so the
+      // transaction cannot commit without anyone waiting for this answer first.
       this.pipeline.write(
-        "UPDATE idempotency SET state = 'done', fingerprint = $3, operation = $4, status = $5, body = $6, " +
-          'created_at = $7, claim_token = NULL, lease_until = NULL ' +
-          "WHERE agent_id = $1 AND key = $2 AND state = 'running' AND claim_token = $8",
+        "WITH done AS (UPDATE idempotency SET state = 'done', fingerprint = $3, operation = $4, status = $5, " +
+          'body = $6, created_at = $7, claim_token = NULL, lease_until = NULL ' +
+          "WHERE agent_id = $1 AND key = $2 AND state = 'running' AND claim_token = $8 RETURNING 1) " +
+          'SELECT 1 / (SELECT count(*) FROM done)::integer',
         [...values, claimToken],
-        ({ rowCount }) => {
-          // The lease ran out and another request took the key: this one must not charge.
-          if (rowCount === 0) {
-            throw new AppError(
-              'idempotency_in_progress',
-              'This request took too long and another request with the same idempotency key took over; ' +
-                'nothing was charged for this one. Retry with the same key to get that request’s response.',
-              { field: 'idempotency_key' },
-            );
-          }
-        },
+        (err) =>
+          (err as { code?: unknown }).code === DIVISION_BY_ZERO
+            ? new AppError(
+                'idempotency_in_progress',
+                'This request took too long and another request with the same idempotency key took over; ' +
+                  'nothing was charged for this one. Retry with the same key to get that request’s response.',
+                { field: 'idempotency_key' },
+              )
+            : err,
       );
     } else {
       this.pipeline.write(

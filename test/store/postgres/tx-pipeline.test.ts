@@ -1,9 +1,10 @@
 /**
- * A transaction's statements on a pipelining connection (src/store/postgres/tx-pipeline.ts): how many
- * writes a charge sends, counted on the wire by a relay between the store and the database; and that a
- * failure among statements sent without waiting still fails the transaction whole, with its own error.
+ * A transaction's statements on a pipelining connection (src/store/postgres/tx-pipeline.ts): how many round
+ * trips and socket writes a charge takes, counted by a relay between the store and the database and by a spy
+ * on the sockets' writes; and that a failure among statements sent without waiting still fails the
+ * transaction whole, with its own error, even when the work catches it.
  */
-import { connect, createServer, type Server } from 'node:net';
+import { connect, createServer, type Server, Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/core/errors.js';
@@ -40,7 +41,10 @@ const debit = (agentId: string, n: number, balanceAfterCents: number): LedgerEnt
   costCents: 1,
 });
 
-/** A TCP relay to the database that counts the writes the store sends (each arrives as one chunk). */
+/**
+ * A TCP relay to the database. It runs in this process, so what the store sends in one turn of the event
+ * loop arrives as one chunk: the chunks it relays are the store's round trips.
+ */
 class CountingRelay {
   sent = 0;
   private constructor(private readonly server: Server) {}
@@ -69,11 +73,29 @@ class CountingRelay {
     return (this.server.address() as { port: number }).port;
   }
 
-  /** The writes sent while `work` ran. */
-  async count(work: () => Promise<unknown>): Promise<number> {
+  /** The round trips (chunks relayed) and socket writes (the store's sockets' `_write`/`_writev`) of `work`. */
+  async count(work: () => Promise<unknown>): Promise<{ roundTrips: number; writes: number }> {
+    const proto = Socket.prototype as unknown as Record<
+      '_write' | '_writev',
+      (...args: unknown[]) => unknown
+    >;
+    const originals = { _write: proto._write, _writev: proto._writev };
+    let writes = 0;
+    const port = this.port;
+    for (const name of ['_write', '_writev'] as const) {
+      const original = originals[name];
+      proto[name] = function (this: Socket, ...args: unknown[]) {
+        if (this.remotePort === port) writes++;
+        return original.apply(this, args);
+      };
+    }
     const before = this.sent;
-    await work();
-    return this.sent - before;
+    try {
+      await work();
+    } finally {
+      Object.assign(proto, originals);
+    }
+    return { roundTrips: this.sent - before, writes };
   }
 
   close(): Promise<void> {
@@ -137,13 +159,12 @@ describe('a transaction on a pipelining connection', () => {
     expect(await store.read((r) => r.getAccount('a'))).toBeDefined();
   });
 
-  it('sends a charged read in three writes: BEGIN with the first read, the read, the debit with COMMIT', async () => {
+  it('sends a charged read in three round trips of one write each: BEGIN with the lock, the read, the debit with COMMIT', async () => {
     // Warm: the statements are prepared on the connection once, and later sent by name.
     await chargedRead('a');
     const before = await money('a');
-    const writes = await relay.count(() => chargedRead('a'));
     // money() inside the work reads on a connection of its own, which the relay does not see.
-    expect(writes).toBe(3);
+    expect(await relay.count(() => chargedRead('a'))).toEqual({ roundTrips: 3, writes: 3 });
     const after = await money('a');
     expect(after.balance).toBe(before.balance - 1);
     expect(after.entries).toBe(before.entries + 1);
@@ -151,7 +172,10 @@ describe('a transaction on a pipelining connection', () => {
   });
 
   it('sends nothing for a transaction that runs no statement', async () => {
-    expect(await relay.count(() => store.transact(async () => 'nothing'))).toBe(0);
+    expect(await relay.count(() => store.transact(async () => 'nothing'))).toEqual({
+      roundTrips: 0,
+      writes: 0,
+    });
   });
 
   it('a write that fails while nobody waits fails the transaction with its own error, and nothing of it stays', async () => {
@@ -177,6 +201,57 @@ describe('a transaction on a pipelining connection', () => {
     });
     await expect(failing).rejects.toMatchObject({ code: '23514' });
     expect(readAfter).toBe(false);
+  });
+
+  it('a failure the work catches and goes past still fails the commit, and nothing of it stays', async () => {
+    const before = await money('a');
+    const failing = store.transact(async (tx) => {
+      const held = (await tx.getAccount('a')) as Account;
+      await tx.appendLedger(debit('a', before.entries + 1, held.balanceCents - 1));
+      await tx.putAccount({ ...held, balanceCents: -5 });
+      // The refused write is reported here; this work shrugs it off and returns as if all went well.
+      await tx.getMemory('a', 'k').catch(() => undefined);
+      return 'done';
+    });
+    await expect(failing).rejects.toMatchObject({ code: '23514' });
+    expect(await money('a')).toEqual(before);
+  });
+
+  it('a connection the server ends while a write waits: 503, saying nothing was done', async () => {
+    const other = new pg.Client({ connectionString: database.url });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query("SELECT 1 FROM accounts WHERE id = 'a' FOR UPDATE");
+      const before = await money('a');
+      const ending = store
+        .transact(async (tx) => {
+          await tx.getMemory('a', 'k');
+          await tx.putAccount({ ...account('a'), balanceCents: 7 }); // sent with COMMIT; waits for the lock
+        })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      let waiting: number | undefined;
+      for (let i = 0; i < 200 && waiting === undefined; i++) {
+        const { rows } = await other.query(
+          "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        );
+        waiting = rows[0]?.pid;
+        if (waiting === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(waiting).toBeDefined();
+      await other.query('SELECT pg_terminate_backend($1)', [waiting]);
+      const err = await ending;
+      expect(err).toBeInstanceOf(AppError);
+      expect((err as AppError).code).toBe('unavailable');
+      expect((err as AppError).message).toMatch(/nothing was done/);
+      await other.query('ROLLBACK');
+      expect(await money('a')).toEqual(before);
+    } finally {
+      await other.end();
+    }
   });
 
   it('a debit for an account that is not there fails in the database, not silently', async () => {
