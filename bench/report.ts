@@ -1,4 +1,5 @@
 /** The benchmark's results: the JSON written to bench/results/latest.json and the Markdown printed. */
+import type { DiskSync } from './disk-sync.js';
 import type { HttpResult } from './http-load.js';
 import type { McpResult } from './mcp-stdio.js';
 
@@ -84,6 +85,8 @@ export interface BenchResults {
   date: string;
   command: string;
   machine: Machine;
+  /** One journal commit's write and fdatasync on this disk, measured before the loads. */
+  diskSync: DiskSync;
   versions: Record<string, string>;
   git: { commit: string; dirtyFiles: string[] };
   settings: {
@@ -357,6 +360,11 @@ export function renderMarkdown(results: BenchResults): string {
   lines.push(
     `- Machine: ${results.machine.cpu}, ${results.machine.cores} cores, ${results.machine.memoryGb.toFixed(1)} GB RAM, ` +
       `${results.machine.os}, Node ${results.machine.node}`,
+  );
+  lines.push(
+    `- Disk: a journal commit (a 300-byte line written into a zero-filled file, then fdatasync) took ` +
+      `${results.diskSync.medianUs} µs at the median, ${results.diskSync.p90Us} µs at p90 ` +
+      `(${formatNumber(results.diskSync.commits)} in a row, before the loads); a sequential MCP caller waits for one per call`,
   );
   lines.push(
     `- Code: ${results.git.commit}` +

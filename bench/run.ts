@@ -19,11 +19,13 @@
  *                                   PostgreSQL 15 (fsync on) with the same data and two instances on it,
  *                                   measured in each round right after the JSON store (postgres-instances.ts)
  */
+
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, release, totalmem, type } from 'node:os';
 import path from 'node:path';
+import { measureDiskSync } from './disk-sync.js';
 import { startFakeOpenMeteo } from './fake-upstream.js';
 import {
   bareGetRequests,
@@ -188,6 +190,10 @@ async function main(): Promise<void> {
 
   // The ceiling, bare Express 5, runs throughout (idle when not loaded) and is measured right before each
   // size's scenarios, so that each ratio pairs measurements taken minutes apart at most.
+  const diskSync = await measureDiskSync();
+  progress(
+    `disk: a journal commit's write and fdatasync, median ${diskSync.medianUs} µs, p90 ${diskSync.p90Us} µs`,
+  );
   progress('starting bare Express 5 (the ceiling)');
   const { dir: bareDir } = await makeTempDir('bare');
   const bare = spawnWithLog({
@@ -395,6 +401,7 @@ async function main(): Promise<void> {
     date: new Date().toISOString(),
     command: commandLine(),
     machine: describeMachine(),
+    diskSync,
     versions: {
       'agent-context': (
         JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }
