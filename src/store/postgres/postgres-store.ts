@@ -31,9 +31,10 @@ import type {
   StoreTx,
 } from '../../core/store-port.js';
 import { isUnreachable, unavailable } from './postgres-errors.js';
+import { PostgresReader } from './postgres-reader.js';
 import { PostgresReports } from './postgres-reports.js';
 import { toIdempotencyRecord } from './postgres-rows.js';
-import { PostgresReader, PostgresTx } from './postgres-tx.js';
+import { PostgresTx } from './postgres-tx.js';
 import { preparing, type Statements } from './prepared.js';
 import { TxPipeline } from './tx-pipeline.js';
 

@@ -1,0 +1,158 @@
+/**
+ * Reads of the PostgreSQL store on one connection, or on the pool. Inside a transaction every account read
+ * locks the account's row (`FOR UPDATE`), which serialises the transactions that charge one agent across
+ * every instance (postgres-tx.ts).
+ */
+import type { Account } from '../../core/model.js';
+import type { MemoryFilter, MemoryHit, MemoryQuery, StoreReader } from '../../core/store-port.js';
+import { memoryQueryStatements } from './memory-query-sql.js';
+import {
+  ACCOUNT_COLUMNS,
+  HISTORY_COLUMNS,
+  int,
+  LEDGER_COLUMNS,
+  MEMORY_COLUMNS,
+  toAccount,
+  toIdempotencyRecord,
+  toLedgerEntry,
+  toMemory,
+  toMemoryVersion,
+} from './postgres-rows.js';
+import type { Statements } from './prepared.js';
+
+/**
+ * Reads through `db` (the pool's named statements, or a transaction's pipeline); `lock` makes account reads
+ * lock their row (inside a transaction).
+ */
+export class PostgresReader implements StoreReader {
+  constructor(
+    protected readonly db: Statements,
+    private readonly lock: boolean,
+  ) {}
+
+  private async account(where: string, value: string): Promise<Account | undefined> {
+    const { rows } = await this.db.query(
+      `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE ${where} = $1${this.lock ? ' FOR UPDATE' : ''}`,
+      [value],
+    );
+    const account = rows[0] ? toAccount(rows[0]) : undefined;
+    if (account) this.sawAccount(account);
+    return account;
+  }
+
+  /** Told of every account this reader read (a transaction remembers them: see PostgresTx.putAccount). */
+  protected sawAccount(_account: Account): void {}
+
+  getAccount(id: string) {
+    return this.account('id', id);
+  }
+
+  findAccountByKeyHash(keyHash: string) {
+    return this.account('key_hash', keyHash);
+  }
+
+  findAccountByEmail(email: string) {
+    return this.account('email', email);
+  }
+
+  async listLedger(agentId: string, limit: number) {
+    const { rows } = await this.db.query(
+      `SELECT ${LEDGER_COLUMNS} FROM ledger WHERE agent_id = $1 ORDER BY seq DESC LIMIT $2`,
+      [agentId, limit],
+    );
+    return rows.map(toLedgerEntry);
+  }
+
+  async getMemory(agentId: string, key: string) {
+    const { rows } = await this.db.query(
+      `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 AND key = $2`,
+      [agentId, key],
+    );
+    return rows[0] ? toMemory(rows[0]) : undefined;
+  }
+
+  async listMemories(agentId: string, filter: MemoryFilter) {
+    // A statement of its own with a type and without, so that each is planned on its index. $3 NULL: expired
+    // ones too (a NULL expires_at never expires).
+    const live = '($3::timestamptz IS NULL OR expires_at IS NULL OR expires_at > $3)';
+    const { rows } =
+      filter.type === undefined
+        ? await this.db.query(
+            `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 AND ${live} ORDER BY update_seq DESC LIMIT $2`,
+            [agentId, filter.limit, filter.liveAt ?? null],
+          )
+        : await this.db.query(
+            `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 AND ${live} AND type = $4 ` +
+              'ORDER BY update_seq DESC LIMIT $2',
+            [agentId, filter.limit, filter.liveAt ?? null, filter.type],
+          );
+    return rows.map(toMemory);
+  }
+
+  async listMemoriesByKey(agentId: string, page: { after?: string; limit: number; liveAt: string }) {
+    const live = 'agent_id = $1 AND (expires_at IS NULL OR expires_at > $2)';
+    const { rows } =
+      page.after === undefined
+        ? await this.db.query(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE ${live} ORDER BY key LIMIT $3`, [
+            agentId,
+            page.liveAt,
+            page.limit,
+          ])
+        : await this.db.query(
+            `SELECT ${MEMORY_COLUMNS} FROM memories WHERE ${live} AND key > $4 ORDER BY key LIMIT $3`,
+            [agentId, page.liveAt, page.limit, page.after],
+          );
+    return rows.map(toMemory);
+  }
+
+  async queryMemories(agentId: string, query: MemoryQuery) {
+    const { page, count } = memoryQueryStatements(agentId, query);
+    const { rows } = await this.db.query(page.text, page.values);
+    const hits = rows.map(
+      (row): MemoryHit => ({
+        memory: toMemory(row),
+        position: String(row.update_seq),
+        ...(row.score === undefined ? {} : { score: Number(row.score) }),
+      }),
+    );
+    // A first page shorter than the limit holds every match: no count needed.
+    const whole = (query.after ?? query.offset ?? 0) === 0 && hits.length < query.limit;
+    const total = whole ? hits.length : int((await this.db.query(count.text, count.values)).rows[0]?.n ?? 0);
+    return { hits, total };
+  }
+
+  async countMemories(agentId: string, liveAt?: string) {
+    const { rows } = await this.db.query(
+      'SELECT count(*) AS n FROM memories WHERE agent_id = $1 ' +
+        'AND ($2::timestamptz IS NULL OR expires_at IS NULL OR expires_at > $2)',
+      [agentId, liveAt ?? null],
+    );
+    return int(rows[0]?.n ?? 0);
+  }
+
+  async spentSince(agentId: string, since: string) {
+    // costOf: the cost when recorded, else what a debit took from the balance.
+    const { rows } = await this.db.query(
+      'SELECT coalesce(sum(coalesce(cost_cents, greatest(0, -amount_cents))), 0) AS spent ' +
+        'FROM ledger WHERE agent_id = $1 AND at >= $2',
+      [agentId, since],
+    );
+    return int(rows[0]?.spent ?? 0);
+  }
+
+  async listMemoryVersions(agentId: string, key: string, limit: number) {
+    const { rows } = await this.db.query(
+      `SELECT ${HISTORY_COLUMNS} FROM memory_history WHERE agent_id = $1 AND key = $2 ORDER BY version DESC LIMIT $3`,
+      [agentId, key, limit],
+    );
+    return rows.map(toMemoryVersion);
+  }
+
+  async getIdempotency(agentId: string, key: string) {
+    const { rows } = await this.db.query(
+      "SELECT * FROM idempotency WHERE agent_id = $1 AND key = $2 AND state = 'done'",
+      [agentId, key],
+    );
+    return rows[0] ? toIdempotencyRecord(rows[0]) : undefined;
+  }
+}
