@@ -97,15 +97,15 @@ export class TxPipeline {
     }
     if (!this.begun) {
       this.begun = true;
-      this.track(this.sent(this.client.query('BEGIN')));
+      this.track(this.noteRefusal(this.client.query('BEGIN')));
     }
     const commit = text === 'COMMIT';
     const sent = commit ? this.client.query(text) : this.client.query({ name: nameOf(text), text, values });
-    return commit ? sent : this.sent(sent);
+    return commit ? sent : this.noteRefusal(sent);
   }
 
   /** `sent`, noted as refused by the server when its answer is an error (the transaction is then aborted). */
-  private sent(sent: Promise<pg.QueryResult>): Promise<pg.QueryResult> {
+  private noteRefusal(sent: Promise<pg.QueryResult>): Promise<pg.QueryResult> {
     sent.catch((err: unknown) => {
       if (err instanceof pg.DatabaseError) this.refused = true;
     });

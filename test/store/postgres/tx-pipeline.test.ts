@@ -4,13 +4,15 @@
  * on the sockets' writes; and that a failure among statements sent without waiting still fails the
  * transaction whole, with its own error, even when the work catches it.
  */
-import { connect, createServer, type Server, Socket } from 'node:net';
+import { Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/core/errors.js';
 import type { Account, LedgerEntry, Memory } from '../../../src/core/model.js';
+import type { StoreTx } from '../../../src/core/store-port.js';
 import { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
 import { type TestDatabase, testDatabase } from '../../helpers/postgres.js';
+import { TcpRelay } from '../../helpers/tcp-relay.js';
 
 const account = (id: string, balanceCents = 50): Account => ({
   id,
@@ -41,37 +43,11 @@ const debit = (agentId: string, n: number, balanceAfterCents: number): LedgerEnt
   costCents: 1,
 });
 
-/**
- * A TCP relay to the database. It runs in this process, so what the store sends in one turn of the event
- * loop arrives as one chunk: the chunks it relays are the store's round trips.
- */
-class CountingRelay {
+/** Counts, through a relay, the round trips and socket writes of what the store does. */
+class Counter {
+  /** Chunks the relay passed on: what the store sent in one turn each, so its round trips. */
   sent = 0;
-  private constructor(private readonly server: Server) {}
-
-  static async to(address: { host: string; port: number }): Promise<CountingRelay> {
-    const server = createServer((client) => {
-      const upstream = connect(address.port, address.host);
-      client.on('data', () => {
-        relay.sent++;
-      });
-      for (const socket of [client, upstream]) {
-        socket.on('error', () => undefined);
-        socket.on('close', () => {
-          client.destroy();
-          upstream.destroy();
-        });
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    const relay = new CountingRelay(server);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return relay;
-  }
-
-  get port(): number {
-    return (this.server.address() as { port: number }).port;
-  }
+  relay!: TcpRelay;
 
   /** The round trips (chunks relayed) and socket writes (the store's sockets' `_write`/`_writev`) of `work`. */
   async count(work: () => Promise<unknown>): Promise<{ roundTrips: number; writes: number }> {
@@ -81,7 +57,7 @@ class CountingRelay {
     >;
     const originals = { _write: proto._write, _writev: proto._writev };
     let writes = 0;
-    const port = this.port;
+    const port = this.relay.port;
     for (const name of ['_write', '_writev'] as const) {
       const original = originals[name];
       proto[name] = function (this: Socket, ...args: unknown[]) {
@@ -97,20 +73,20 @@ class CountingRelay {
     }
     return { roundTrips: this.sent - before, writes };
   }
-
-  close(): Promise<void> {
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
 }
 
 let database: TestDatabase;
-let relay: CountingRelay;
+const counter = new Counter();
 let store: PostgresStore;
 beforeAll(async () => {
   database = await testDatabase({ label: 'tx_pipeline' });
-  relay = await CountingRelay.to(database.address);
+  counter.relay = await TcpRelay.to(database.address, {
+    onClientData: () => {
+      counter.sent++;
+    },
+  });
   const url = new URL(database.url);
-  url.port = String(relay.port);
+  url.port = String(counter.relay.port);
   // One connection, so that every transaction below runs on the same (already opened) one.
   store = new PostgresStore({ connectionString: url.toString(), poolMax: 1 });
   await store.transact(async (tx) => {
@@ -120,7 +96,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await store.close();
-  await relay.close();
+  await counter.relay.cut();
 });
 
 /** The account's balance, its ledger's sum and length, read on a connection of their own. */
@@ -153,6 +129,16 @@ async function chargedRead(id: string): Promise<Memory | undefined> {
   });
 }
 
+/**
+ * Sends agent a's next debit, then a balance of -5 cents, which the CHECK refuses when the statement runs,
+ * after the debit was sent; neither answer is awaited.
+ */
+async function debitThenRefuse(tx: StoreTx, entries: number): Promise<void> {
+  const held = (await tx.getAccount('a')) as Account;
+  await tx.appendLedger(debit('a', entries + 1, held.balanceCents - 1));
+  await tx.putAccount({ ...held, balanceCents: -5 });
+}
+
 describe('a transaction on a pipelining connection', () => {
   afterEach(async () => {
     // Whatever a test did, the one connection is left usable.
@@ -164,7 +150,7 @@ describe('a transaction on a pipelining connection', () => {
     await chargedRead('a');
     const before = await money('a');
     // money() inside the work reads on a connection of its own, which the relay does not see.
-    expect(await relay.count(() => chargedRead('a'))).toEqual({ roundTrips: 3, writes: 3 });
+    expect(await counter.count(() => chargedRead('a'))).toEqual({ roundTrips: 3, writes: 3 });
     const after = await money('a');
     expect(after.balance).toBe(before.balance - 1);
     expect(after.entries).toBe(before.entries + 1);
@@ -172,7 +158,7 @@ describe('a transaction on a pipelining connection', () => {
   });
 
   it('sends nothing for a transaction that runs no statement', async () => {
-    expect(await relay.count(() => store.transact(async () => 'nothing'))).toEqual({
+    expect(await counter.count(() => store.transact(async () => 'nothing'))).toEqual({
       roundTrips: 0,
       writes: 0,
     });
@@ -181,10 +167,7 @@ describe('a transaction on a pipelining connection', () => {
   it('a write that fails while nobody waits fails the transaction with its own error, and nothing of it stays', async () => {
     const before = await money('a');
     const failing = store.transact(async (tx) => {
-      const held = (await tx.getAccount('a')) as Account;
-      await tx.appendLedger(debit('a', before.entries + 1, held.balanceCents - 1));
-      // A negative balance: refused by the CHECK when the statement runs, after the debit was sent.
-      await tx.putAccount({ ...held, balanceCents: -5 });
+      await debitThenRefuse(tx, before.entries);
       await tx.putMemory(memory('a', 'after-the-failure'));
     });
     await expect(failing).rejects.toMatchObject({ code: '23514' });
@@ -206,9 +189,7 @@ describe('a transaction on a pipelining connection', () => {
   it('a failure the work catches and goes past still fails the commit, and nothing of it stays', async () => {
     const before = await money('a');
     const failing = store.transact(async (tx) => {
-      const held = (await tx.getAccount('a')) as Account;
-      await tx.appendLedger(debit('a', before.entries + 1, held.balanceCents - 1));
-      await tx.putAccount({ ...held, balanceCents: -5 });
+      await debitThenRefuse(tx, before.entries);
       // The refused write is reported here; this work shrugs it off and returns as if all went well.
       await tx.getMemory('a', 'k').catch(() => undefined);
       return 'done';

@@ -3,7 +3,6 @@
  * (503 on REST) that says nothing was done, a release never turns a request's outcome into an error, and
  * once connections work again the same store serves without a restart.
  */
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/core/errors.js';
@@ -11,6 +10,7 @@ import type { Account } from '../../../src/core/model.js';
 import { isUnreachable } from '../../../src/store/postgres/postgres-errors.js';
 import { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
 import { testDatabase } from '../../helpers/postgres.js';
+import { closedPort, TcpRelay } from '../../helpers/tcp-relay.js';
 import { startTestServer, type TestServer } from '../../helpers/test-server.js';
 
 const stores: PostgresStore[] = [];
@@ -28,15 +28,6 @@ const account: Account = {
   createdAt: '2026-11-23T00:00:00.000Z',
 };
 
-/** A loopback port that nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 function open(url: string): PostgresStore {
   const store = new PostgresStore({ connectionString: url });
   stores.push(store);
@@ -51,51 +42,6 @@ async function unavailableError(call: Promise<unknown>): Promise<AppError> {
   expect(err).toBeInstanceOf(AppError);
   expect((err as AppError).code).toBe('unavailable');
   return err as AppError;
-}
-
-/**
- * A TCP relay to the database that can be cut (a network partition: listener closed, every connection
- * reset) and restored on the same port.
- */
-class Partition {
-  private server: Server | undefined;
-  private readonly sockets = new Set<Socket>();
-
-  private constructor(
-    readonly port: number,
-    private readonly target: { host: string; port: number },
-  ) {}
-
-  static async to(target: { host: string; port: number }): Promise<Partition> {
-    const relay = new Partition(await closedPort(), target);
-    await relay.heal();
-    return relay;
-  }
-
-  async heal(): Promise<void> {
-    const server = createServer((client) => {
-      const upstream = connect(this.target.port, this.target.host);
-      for (const socket of [client, upstream]) {
-        this.sockets.add(socket);
-        socket.on('error', () => undefined);
-        socket.on('close', () => {
-          this.sockets.delete(socket);
-          client.destroy();
-          upstream.destroy();
-        });
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
-    this.server = server;
-  }
-
-  async cut(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  }
 }
 
 describe('PostgreSQL store out of reach', () => {
@@ -165,7 +111,7 @@ describe('PostgreSQL store out of reach', () => {
   it('a server answers 503 (readiness store_unreachable, requests unavailable) while the database is cut off, and serves again when it returns, without a restart', async () => {
     const { url } = await testDatabase({ label: 'partition' });
     const direct = new URL(url);
-    const relay = await Partition.to({ host: direct.hostname, port: Number(direct.port) });
+    const relay = await TcpRelay.to({ host: direct.hostname, port: Number(direct.port) });
     const relayed = new URL(url);
     relayed.port = String(relay.port);
     let server: TestServer | undefined;
