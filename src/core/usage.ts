@@ -38,6 +38,8 @@ export class LiveUsageTally {
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private closed = false;
+  /** The day of the last count, as its start (ms) and its text, so that a count formats no date. */
+  private day = { start: Number.NaN, text: '' };
 
   constructor(
     private readonly store: StorePort,
@@ -48,7 +50,9 @@ export class LiveUsageTally {
 
   count(agentId: string, state: CacheState): void {
     if (this.closed) return;
-    const day = dayOf(this.clock.now().getTime());
+    const ms = this.clock.now().getTime();
+    if (startOfDay(ms) !== this.day.start) this.day = { start: startOfDay(ms), text: dayOf(ms) };
+    const day = this.day.text;
     const slot = `${agentId} ${day} ${state}`;
     const row = this.pending.get(slot);
     if (row) row.count += 1;

@@ -29,22 +29,25 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   }
 }
 
-// In unicode mode a surrogate pair is one code point, so this matches only unpaired (lone) surrogates.
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
-
 /**
  * The first string of a parsed input, value or object key, that is not well-formed Unicode (it holds a lone
- * surrogate, which has no UTF-8 form), with the path of the field that holds it. Checked without recursion.
+ * surrogate, which has no UTF-8 form), with the path of the field that holds it. Checked without recursion,
+ * and without allocating for strings: only nested objects are queued (with their paths), as a request's
+ * input is mostly a few flat strings and this runs on every request.
  */
 function illFormed(value: unknown): { path: PropertyKey[]; inKey: boolean } | undefined {
-  const stack: [unknown, PropertyKey[]][] = [[value, []]];
+  if (typeof value === 'string') return value.isWellFormed() ? undefined : { path: [], inKey: false };
+  if (typeof value !== 'object' || value === null) return undefined;
+  const stack: [object, PropertyKey[]][] = [[value, []]];
   while (stack.length > 0) {
-    const [current, path] = stack.pop() as [unknown, PropertyKey[]];
-    if (typeof current === 'string') {
-      if (LONE_SURROGATE.test(current)) return { path, inKey: false };
-    } else if (typeof current === 'object' && current !== null) {
-      for (const [key, child] of Object.entries(current)) {
-        if (LONE_SURROGATE.test(key)) return { path, inKey: true };
+    const [current, path] = stack.pop() as [object, PropertyKey[]];
+    for (const key in current) {
+      if (!Object.hasOwn(current, key)) continue;
+      if (!key.isWellFormed()) return { path, inKey: true };
+      const child = (current as Record<string, unknown>)[key];
+      if (typeof child === 'string') {
+        if (!child.isWellFormed()) return { path: [...path, key], inKey: false };
+      } else if (typeof child === 'object' && child !== null) {
         stack.push([child, [...path, key]]);
       }
     }

@@ -37,10 +37,15 @@ function bodyError(type: string, message: string): Error {
   return Object.assign(new Error(message), { type, status: 400, statusCode: 400, expose: true });
 }
 
+/** Whether the request says its body is plain JSON (`application/json`, optionally with `charset=utf-8`). */
+export function isPlainJson(headers: IncomingHttpHeaders): boolean {
+  const type = headers['content-type'];
+  return type !== undefined && PLAIN_JSON.has(type.toLowerCase());
+}
+
 /** The body's length when the fast path reads it (plain JSON, identity, 1..limit bytes), else undefined. */
 export function readsDirectly(headers: IncomingHttpHeaders, limit: number): number | undefined {
-  const type = headers['content-type'];
-  if (type === undefined || !PLAIN_JSON.has(type.toLowerCase())) return undefined;
+  if (!isPlainJson(headers)) return undefined;
   if (headers['content-encoding'] !== undefined || headers['transfer-encoding'] !== undefined)
     return undefined;
   const raw = headers['content-length'];

@@ -11,7 +11,7 @@ import { parseIdempotencyKey } from '../core/idempotency.js';
 import type { RestOperation } from '../core/operations.js';
 import { runOperation } from '../core/run-operation.js';
 import { fieldsOf, parseInput } from '../core/validation.js';
-import { NDJSON_TYPES } from './json-body.js';
+import { isPlainJson, NDJSON_TYPES } from './json-body.js';
 import { setEntityTag, withPreconditions } from './preconditions.js';
 import { identify, requireAccount } from './request-identity.js';
 import { bearerMatches } from './request-key.js';
@@ -33,7 +33,8 @@ async function ndjsonFields(req: Request, res: Response, core: Core): Promise<Re
 }
 
 function requestFields(req: Request, op: RestOperation): Record<string, unknown> {
-  if (hasBody(req) && req.is(NDJSON_TYPES) !== false) {
+  // Plain JSON (the common case, already read by jsonBody) is known not to be NDJSON without parsing the type.
+  if (hasBody(req) && !isPlainJson(req.headers) && req.is(NDJSON_TYPES) !== false) {
     throw new AppError(
       'unsupported_media_type',
       'The body must be JSON: send it with Content-Type: application/json (NDJSON is taken by memory_import only).',
