@@ -3,8 +3,15 @@
  * them, on the paths of memory_store and memory_retrieve, so that the ceilings can be driven with exactly the
  * scenarios' requests. Run as a child process (`node --import tsx bench/bare-express.ts`); prints its URL on
  * stderr.
+ *
+ * As is, it is the stock app the issue's ratios compare with (`app.listen`). With BARE_APP_PROTOTYPES=on,
+ * its server makes its messages with the app's prototypes, as the service's server does
+ * (src/http/express-messages.ts): the second ceiling, which shows what the service costs beyond the same
+ * Express without its per-request prototype change.
  */
+import { createServer } from 'node:http';
 import express from 'express';
+import { expressMessages } from '../src/http/express-messages.js';
 
 const app = express();
 app.use(express.json());
@@ -15,8 +22,11 @@ app.get('/api/ac/memory', (req, res) => {
   res.json({ success: true, key: req.query.memory_key });
 });
 
-const server = app.listen(0, '127.0.0.1', (err?: Error) => {
-  if (err) throw err;
+const server =
+  process.env.BARE_APP_PROTOTYPES === 'on'
+    ? createServer({ ...expressMessages(app) }, app)
+    : createServer(app);
+server.listen(0, '127.0.0.1', () => {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   process.stderr.write(`bare express listening on http://127.0.0.1:${port}\n`);

@@ -37,6 +37,12 @@ export const PG_SCENARIOS = {
   cachedTwo: 'data (cached) (PostgreSQL, 2 instances)',
 } as const;
 
+/** The second ceiling: bare Express whose server makes messages with the app's prototypes (for information). */
+export const TUNED_CEILINGS = {
+  post: 'bare Express POST, app prototypes',
+  get: 'bare Express GET, app prototypes',
+} as const;
+
 export interface PostgresInstanceResult {
   readyMs: number;
   rssReadyMb: number;
@@ -298,6 +304,24 @@ export function computeRatios(
         `${roundsOf(http, target.ceiling, largest)
           .map((r) => formatMs(r.p99))
           .join(', ')} ms); autocannon, 2xx only`,
+    });
+  }
+  // The same scenarios against the second ceiling, for information: what the service costs beyond the same
+  // Express without its per-request prototype change, which the service's server avoids.
+  for (const [scenario, ceiling, name] of [
+    ['memory_store', TUNED_CEILINGS.post, `memory_store${at} ÷ bare POST, app prototypes`],
+    ['memory_retrieve', TUNED_CEILINGS.get, `memory_retrieve${at} ÷ bare GET, app prototypes`],
+    ['data (cached)', TUNED_CEILINGS.get, `cached data${at} ÷ bare GET, app prototypes`],
+  ] as const) {
+    const { pairs, median: value } = perRound(http, scenario, ceiling, largest);
+    if (pairs.length === 0) continue;
+    ratios.push({
+      name,
+      value,
+      unit: 'ratio',
+      goal: '— (shown)',
+      met: null,
+      from: ratioFrom(pairs, `${scenario} ÷ ${ceiling}`),
     });
   }
   ratios.push(...postgresRatios(http, largest));

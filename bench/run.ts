@@ -66,6 +66,7 @@ import {
   type PostgresSetup,
   renderMarkdown,
   type StartupResult,
+  TUNED_CEILINGS,
 } from './report.js';
 import { benchServerMemory } from './server-memory.js';
 
@@ -204,6 +205,16 @@ async function main(): Promise<void> {
     readyPattern: LISTENING,
   });
   const bareUrl = (await bare.ready).match[1] as string;
+  // The second ceiling: the same app, its server making messages with the app's prototypes, as the service's
+  // server does (bench/bare-express.ts). For information: the issue's ratios are to the stock app above.
+  const tuned = spawnWithLog({
+    name: 'bare Express, app prototypes',
+    args: ['--import', 'tsx', path.join(ROOT, 'bench', 'bare-express.ts')],
+    env: minimalEnv({ NODE_ENV: 'production', BARE_APP_PROTOTYPES: 'on' }),
+    logFile: path.join(bareDir, 'stderr-prototypes.log'),
+    readyPattern: LISTENING,
+  });
+  const tunedUrl = (await tuned.ready).match[1] as string;
 
   const upstream = await startFakeOpenMeteo();
   defer('fake Open-Meteo', () => upstream.close());
@@ -263,6 +274,19 @@ async function main(): Promise<void> {
     let loadEnded = performance.now();
     for (let round = 1; round <= rounds; round++) {
       progress(`  round ${round} of ${rounds}: the ceilings (bare Express 5), then agent-context`);
+      // The second ceiling first, so that the stock one (the targets' ceiling) stays right before the scenarios.
+      note(
+        await load(TUNED_CEILINGS.post, tunedUrl, barePostRequests(prefill.agents), settings, {
+          ceilingFor: size,
+          round,
+        }),
+      );
+      note(
+        await load(TUNED_CEILINGS.get, tunedUrl, bareGetRequests(prefill.agents), settings, {
+          ceilingFor: size,
+          round,
+        }),
+      );
       note(
         await load('bare Express POST', bareUrl, barePostRequests(prefill.agents), settings, {
           ceilingFor: size,

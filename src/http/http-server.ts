@@ -17,6 +17,7 @@ import { answerClientErrorsWithJson } from './client-error.js';
 import { createHttpApp } from './create-http-app.js';
 import { readinessOf } from './discovery.js';
 import { createDrain } from './drain.js';
+import { expressMessages } from './express-messages.js';
 import { type McpHttp, mountMcpHttp } from './mcp-endpoint.js';
 
 /** What the server needs of the service (src/service.ts builds it). */
@@ -87,6 +88,7 @@ export async function startServer<S extends ServedService>(
       // headers timeout, between 100 ms and 5 s.
       const s = createServer(
         {
+          ...expressMessages(app),
           headersTimeout: config.headersTimeoutMs,
           requestTimeout: config.requestTimeoutMs,
           connectionsCheckingInterval: Math.min(
