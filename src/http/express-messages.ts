@@ -5,8 +5,8 @@
  * Express 5 hands every request to the app with `Object.setPrototypeOf(req, app.request)` and the same for
  * the response. Changing the prototype of an object that already exists is slow in V8, and here it also
  * made most of what a request allocated survive the next young-generation collection: a bare Express app
- * measured 2,700–3,400 requests a second with 5–8 ms scavenge pauses (4 MB copied at each), and the same
- * app on these classes 6,700 with pauses under 1 ms and nothing copied (BENCHMARKS.md). A message that
+ * measured 2,700–3,700 requests a second with 4.6–8 ms scavenge pauses (4 MB copied at each), and the same
+ * app on these classes 6,000–6,800 with pauses under 1 ms and nothing copied (BENCHMARKS.md). A message that
  * already has the app's prototype makes Express's call a no-op (V8 returns at once when the prototype is
  * unchanged), so Express still runs as it is, with nothing of it patched.
  */
