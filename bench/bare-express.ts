@@ -4,7 +4,8 @@
  * scenarios' requests. Run as a child process (`node --import tsx bench/bare-express.ts`); prints its URL on
  * stderr.
  *
- * As is, it is the stock app the issue's ratios compare with (`app.listen`). With BARE_APP_PROTOTYPES=on,
+ * As is, it is the stock app the issue's ratios compare with (Node's own message classes, as `app.listen`
+ * gives it). With BARE_APP_PROTOTYPES=on,
  * its server makes its messages with the app's prototypes, as the service's server does
  * (src/http/express-messages.ts): the second ceiling, which shows what the service costs beyond the same
  * Express without its per-request prototype change.

@@ -368,7 +368,7 @@ async function main(): Promise<void> {
     await remove();
   }
 
-  await bare.stop();
+  await Promise.all([bare.stop(), tuned.stop()]);
 
   {
     progress(`agent-context MCP over stdio with ${formatNumber(mcpMemories)} memories`);

@@ -30,10 +30,12 @@ function describeIssue(issue: z.core.$ZodIssue): string {
 }
 
 /**
- * The first string of a parsed input, value or object key, that is not well-formed Unicode (it holds a lone
+ * A string of a parsed input, value or object key, that is not well-formed Unicode (it holds a lone
  * surrogate, which has no UTF-8 form), with the path of the field that holds it. Checked without recursion,
  * and without allocating for strings: only nested objects are queued (with their paths), as a request's
- * input is mostly a few flat strings and this runs on every request.
+ * input is mostly a few flat strings and this runs on every request. An object's keys and string values are
+ * checked in order, each key before its value, and its nested objects after them, the last one first; when
+ * several fields are bad, the one named is the first in that order.
  */
 function illFormed(value: unknown): { path: PropertyKey[]; inKey: boolean } | undefined {
   if (typeof value === 'string') return value.isWellFormed() ? undefined : { path: [], inKey: false };

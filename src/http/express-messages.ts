@@ -11,7 +11,6 @@
  * unchanged), so Express still runs as it is, with nothing of it patched.
  */
 import { IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import type { Express } from 'express';
 
 export interface MessageClasses {
@@ -27,25 +26,49 @@ function callable(maker: unknown): maker is Construct {
 }
 
 /**
+ * Whether Node's constructors run on objects of ours: tried once at start-up on two throwaway messages, so
+ * that a Node whose constructors cannot be called so (classes, or wrappers that insist on `new`) falls back
+ * here rather than failing on every request.
+ */
+function constructsOnOurs(app: Express, incoming: Construct, outgoing: Construct): boolean {
+  try {
+    const req = Object.create(app.request) as IncomingMessage;
+    incoming.call(req, undefined);
+    req.method = 'GET';
+    req.httpVersionMajor = 1;
+    req.httpVersionMinor = 1;
+    outgoing.call(Object.create(app.response), req, {});
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * `createServer`'s IncomingMessage and ServerResponse for `app`: Node's, with the app's prototypes; none
- * (Node's defaults, and Express's per-request prototype change) should a Node release make them classes.
+ * (Node's defaults, and Express's per-request prototype change) should Node's constructors not run on an
+ * object of ours.
  */
 export function expressMessages(app: Express): MessageClasses {
-  if (!callable(IncomingMessage) || !callable(ServerResponse)) return {};
-  const incoming = IncomingMessage;
-  const outgoing = ServerResponse;
+  const incoming: unknown = IncomingMessage;
+  const outgoing: unknown = ServerResponse;
+  if (!callable(incoming) || !callable(outgoing) || !constructsOnOurs(app, incoming, outgoing)) return {};
   // Plain functions, so that `prototype` can be the app's own object, calling Node's constructors on the new
-  // object (`Reflect.construct` with a new target did the same, but measured three times slower than this).
-  function Request(this: unknown, socket: Socket): void {
-    incoming.call(this, socket);
-  }
-  Request.prototype = app.request;
-  function Response(this: unknown, req: IncomingMessage, options?: unknown): void {
-    outgoing.call(this, req, options);
-  }
-  Response.prototype = app.response;
+  // object with whatever Node passes (`Reflect.construct` with a new target did the same, but measured three
+  // times slower than this). Named by their keys, so that stack traces and profiles still say IncomingMessage
+  // and ServerResponse.
+  const made = {
+    IncomingMessage: function (this: unknown, ...args: unknown[]): void {
+      incoming.apply(this, args);
+    },
+    ServerResponse: function (this: unknown, ...args: unknown[]): void {
+      outgoing.apply(this, args);
+    },
+  };
+  made.IncomingMessage.prototype = app.request;
+  made.ServerResponse.prototype = app.response;
   return {
-    IncomingMessage: Request as unknown as typeof IncomingMessage,
-    ServerResponse: Response as unknown as typeof ServerResponse,
+    IncomingMessage: made.IncomingMessage as unknown as typeof IncomingMessage,
+    ServerResponse: made.ServerResponse as unknown as typeof ServerResponse,
   };
 }

@@ -4,7 +4,7 @@
  * Observed from outside Express: a listener put before the app on the real server's 'request' event sees
  * each message as Node made it. A stock server (Node's classes) is the control: there the prototypes differ.
  */
-import { createServer, IncomingMessage, type Server, ServerResponse } from 'node:http';
+import { createServer, IncomingMessage, request, type Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type Express } from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,6 +34,33 @@ function watchArrivals(server: Server, app: Express): Arrival[] {
   return arrivals;
 }
 
+/** A memory_store sent with `Expect: 100-continue`: the body goes only once the server says 100 Continue. */
+function postExpectingContinue(base: string, key: string): Promise<{ sawContinue: boolean; status: number }> {
+  const body = JSON.stringify({ agent_key: key, memory_key: 'continued', memory_value: 'v' });
+  return new Promise((resolve, reject) => {
+    let sawContinue = false;
+    const req = request(`${base}/api/ac/memory`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        'x-api-key': key,
+        expect: '100-continue',
+      },
+    });
+    req.on('continue', () => {
+      sawContinue = true;
+      req.end(body);
+    });
+    req.on('response', (res) => {
+      res.resume();
+      res.on('end', () => resolve({ sawContinue, status: res.statusCode ?? 0 }));
+    });
+    req.on('error', reject);
+    req.flushHeaders();
+  });
+}
+
 describe("the server's messages", () => {
   let server: TestServer;
   let arrivals: Arrival[];
@@ -46,7 +73,7 @@ describe("the server's messages", () => {
   });
   afterAll(() => server.close());
 
-  it("are born with the app's prototypes, for REST, MCP and unknown paths alike, and answer as before", async () => {
+  it("are born with the app's prototypes, for REST, MCP, HEAD, 100-continue and unknown paths alike, and answer as before", async () => {
     const key = await server.register();
     const stored = await server.request('POST', '/api/ac/memory', {
       key,
@@ -70,8 +97,13 @@ describe("the server's messages", () => {
     });
     expect(mcp.status).toBe(200);
     await mcp.body?.cancel();
+    const head = await fetch(`${server.url}/api/ac/ping`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+    const continued = await postExpectingContinue(server.url, key);
+    expect(continued).toEqual({ sawContinue: true, status: 200 });
 
-    expect(arrivals.length).toBeGreaterThanOrEqual(5);
+    expect(arrivals.length).toBeGreaterThanOrEqual(7);
     for (const arrival of arrivals) {
       expect(arrival).toEqual({
         url: arrival.url,

@@ -435,6 +435,13 @@ describe('hostile input over HTTP', () => {
       mentions: /lone UTF-16 surrogate.*well-formed UTF-8/u,
     },
     {
+      name: 'lone surrogates in two fields: the first in the input is named',
+      request: (k) => store(k, '"memory_key":"a\\ud800","memory_value":"\\udc00"'),
+      status: 400,
+      code: 'invalid_input',
+      field: 'memory_key',
+    },
+    {
       name: 'a lone low surrogate in memory_value',
       request: (k) => store(k, '"memory_key":"k","memory_value":"\\udc00"'),
       status: 400,
