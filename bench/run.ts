@@ -1,6 +1,7 @@
 /**
  * `npm run bench` (issue 5): the service under load at each store size, MCP over stdio, and in the same run
- * the ceilings (a bare Express 5 app) and the peer (@modelcontextprotocol/server-memory), all back to back
+ * the ceilings (a bare Express 5 app, stock, and the same app on the service's message classes, shown for
+ * information) and the peer (@modelcontextprotocol/server-memory), all back to back
  * so that ratios are meaningful on a noisy machine: in rounds, each ratio computed within a round (a
  * scenario against the ceiling measured a minute before it) and the median of the rounds reported, because
  * the machine's speed drifts by a quarter from one minute to the next. Prints Markdown tables and writes

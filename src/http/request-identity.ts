@@ -18,10 +18,7 @@ export interface Identity {
   error: AppError | undefined;
 }
 
-/**
- * Where a request keeps its identity: a property of its own, under a symbol no one else knows (cheaper on
- * every request than an entry in a WeakMap).
- */
+/** Where a request keeps its identity: a property of its own, under a symbol no one else knows. */
 const IDENTITY = Symbol('agent-context.identity');
 type IdentifiedRequest = Request & { [IDENTITY]?: Promise<Identity> };
 
