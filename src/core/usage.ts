@@ -51,7 +51,8 @@ export class LiveUsageTally {
   count(agentId: string, state: CacheState): void {
     if (this.closed) return;
     const ms = this.clock.now().getTime();
-    if (startOfDay(ms) !== this.day.start) this.day = { start: startOfDay(ms), text: dayOf(ms) };
+    const start = startOfDay(ms);
+    if (start !== this.day.start) this.day = { start, text: dayOf(ms) };
     const day = this.day.text;
     const slot = `${agentId} ${day} ${state}`;
     const row = this.pending.get(slot);

@@ -20,15 +20,10 @@ export interface MessageClasses {
 
 type Construct = (this: unknown, ...args: unknown[]) => void;
 
-/** Whether `maker` can be called on an object of ours (an ES5 function, as Node's are), not only `new`ed. */
-function callable(maker: unknown): maker is Construct {
-  return typeof maker === 'function' && !Function.prototype.toString.call(maker).startsWith('class');
-}
-
 /**
  * Whether Node's constructors run on objects of ours: tried once at start-up on two throwaway messages, so
- * that a Node whose constructors cannot be called so (classes, or wrappers that insist on `new`) falls back
- * here rather than failing on every request.
+ * that a Node whose constructors cannot be called so (classes, or wrappers that insist on `new`: calling
+ * them throws) falls back here rather than failing on every request.
  */
 function constructsOnOurs(app: Express, incoming: Construct, outgoing: Construct): boolean {
   try {
@@ -50,9 +45,10 @@ function constructsOnOurs(app: Express, incoming: Construct, outgoing: Construct
  * object of ours.
  */
 export function expressMessages(app: Express): MessageClasses {
-  const incoming: unknown = IncomingMessage;
-  const outgoing: unknown = ServerResponse;
-  if (!callable(incoming) || !callable(outgoing) || !constructsOnOurs(app, incoming, outgoing)) return {};
+  // Typed as what they are in Node 20 (plain functions); the trial below checks that they can be called so.
+  const incoming = IncomingMessage as unknown as Construct;
+  const outgoing = ServerResponse as unknown as Construct;
+  if (!constructsOnOurs(app, incoming, outgoing)) return {};
   // Plain functions, so that `prototype` can be the app's own object, calling Node's constructors on the new
   // object with whatever Node passes (`Reflect.construct` with a new target did the same, but measured three
   // times slower than this). Named by their keys, so that stack traces and profiles still say IncomingMessage
