@@ -10,15 +10,9 @@
 import { copyFile, mkdir, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startFakeOpenMeteo } from './fake-upstream.js';
-import {
-  cachedDataRequests,
-  load,
-  memoryRetrieveRequests,
-  memorySearchRequests,
-  memoryStoreRequests,
-  primeWeatherCache,
-} from './http-load.js';
+import { load, primeWeatherCache } from './http-load.js';
 import { cleanupAll, defer, makeTempDir, ROOT, spawnBenchServer } from './lifecycle.js';
+import { scenarioSetting, setting } from './one-scenario.js';
 import { prefillStore } from './prefill.js';
 
 interface ProfileNode {
@@ -31,21 +25,6 @@ interface CpuProfile {
   nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];
-}
-
-const SCENARIOS = {
-  memory_retrieve: memoryRetrieveRequests,
-  memory_store: memoryStoreRequests,
-  memory_search: memorySearchRequests,
-  data: cachedDataRequests,
-} as const;
-
-function setting(name: string, fallback: number): number {
-  const raw = process.env[name];
-  const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isFinite(value) || value < 1)
-    throw new Error(`${name} must be a positive number, got "${raw}".`);
-  return value;
 }
 
 function shortUrl(url: string): string {
@@ -86,10 +65,7 @@ function table(title: string, rows: Map<string, number>, top: number): string {
 }
 
 async function main(): Promise<void> {
-  const scenario = (process.env.BENCH_PROFILE_SCENARIO ?? 'memory_retrieve') as keyof typeof SCENARIOS;
-  const requestsFor = SCENARIOS[scenario];
-  if (!requestsFor)
-    throw new Error(`BENCH_PROFILE_SCENARIO must be one of ${Object.keys(SCENARIOS).join(', ')}.`);
+  const { scenario, requestsFor } = scenarioSetting('BENCH_PROFILE_SCENARIO');
   const size = setting('BENCH_PROFILE_SIZE', 100_000);
   const settings = {
     seconds: setting('BENCH_SECONDS', 10),

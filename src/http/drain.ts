@@ -10,6 +10,7 @@
 import type { Server } from 'node:http';
 import type { RequestHandler, Response } from 'express';
 import { JSON_RPC } from '../mcp/json-rpc-codes.js';
+import { InFlightList } from './in-flight-list.js';
 
 export interface Drain {
   /** Whether a shutdown has begun. */
@@ -31,7 +32,7 @@ function wantsEventStream(method: string, accept: string | undefined): boolean {
 }
 
 export function createDrain(): Drain {
-  const inFlight = new Set<Response>();
+  const inFlight = new InFlightList<Response>();
   let draining = false;
   let idle: (() => void) | undefined;
 
@@ -55,9 +56,9 @@ export function createDrain(): Drain {
         return;
       }
     }
-    inFlight.add(res);
+    const slot = inFlight.add(res);
     res.on('close', () => {
-      inFlight.delete(res);
+      inFlight.remove(slot, res);
       if (inFlight.size === 0) idle?.();
     });
     next();
@@ -70,7 +71,7 @@ export function createDrain(): Drain {
     middleware,
     close: async (server, timeoutMs, onDraining) => {
       draining = true;
-      for (const res of inFlight) markClosing(res);
+      for (const res of inFlight.items()) markClosing(res);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       onDraining?.();

@@ -10,6 +10,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { JSON_RPC } from '../mcp/json-rpc-codes.js';
 import { MCP_PATH } from '../server-paths.js';
+import { InFlightList } from './in-flight-list.js';
 import { type McpMode, type NewMcpServer, rpcError } from './mcp-mode.js';
 
 const NO_SESSIONS =
@@ -18,9 +19,9 @@ const NO_SESSIONS =
 
 export function statelessMcp(newServer: NewMcpServer): McpMode {
   /** The servers of requests being answered, closed with their response (or at close, if still open). */
-  const open = new Set<McpServer>();
-  const closeServer = (server: McpServer) => {
-    open.delete(server);
+  const open = new InFlightList<McpServer>();
+  const closeServer = (server: McpServer, slot: number) => {
+    open.remove(slot, server);
     void server.close().catch(() => undefined);
   };
   return {
@@ -32,8 +33,8 @@ export function statelessMcp(newServer: NewMcpServer): McpMode {
         return;
       }
       const server = newServer();
-      open.add(server);
-      res.on('close', () => closeServer(server));
+      const slot = open.add(server);
+      res.on('close', () => closeServer(server, slot));
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       await server.connect(transport);
       await transport.handleRequest(req, res, req.body);
@@ -42,7 +43,7 @@ export function statelessMcp(newServer: NewMcpServer): McpMode {
     // No GET streams; a POST's own event stream ends with its answer.
     closeStreams: () => undefined,
     close: async () => {
-      for (const server of [...open]) closeServer(server);
+      for (const server of open.items()) void server.close().catch(() => undefined);
     },
   };
 }

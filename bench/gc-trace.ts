@@ -1,0 +1,126 @@
+/**
+ * `npm run bench:gc`: one HTTP scenario under load with the server started under `node --trace-gc-nvp`, and
+ * its garbage collections summarised: how many young collections (scavenges), their pauses, how much each
+ * left alive and promoted into the old generation, and the full collections. For finding why the tail
+ * latency (p99) is what it is; the figures of record come from `npm run bench`.
+ *
+ * Each run starts a fresh server on a fresh prefill, because what a collection keeps can depend on the state
+ * a process falls into (see src/http/in-flight-list.ts: a Set's left-behind tables kept each request alive
+ * until a full collection in some processes and not in others), so one process says little.
+ *
+ * Settings: BENCH_GC_SCENARIO (memory_retrieve, memory_store, memory_search, data; default memory_retrieve),
+ * BENCH_GC_SIZE (memories, default 100000), BENCH_GC_RUNS (default 3), BENCH_SECONDS (default 8),
+ * BENCH_CONNECTIONS (default 50), BENCH_AGENTS (default 1000).
+ */
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { startFakeOpenMeteo } from './fake-upstream.js';
+import { load, primeWeatherCache } from './http-load.js';
+import { cleanupAll, defer, makeTempDir, spawnBenchServer } from './lifecycle.js';
+import { scenarioSetting, setting } from './one-scenario.js';
+import { prefillStore } from './prefill.js';
+
+/** One `--trace-gc-nvp` line: `gc=s` (scavenge), `gc=mc`/`gc=mmc` (full), with `name=value` fields. */
+interface Collection {
+  kind: string;
+  pause: number;
+  promoted: number;
+  survived: number;
+}
+
+function parseTrace(text: string): Collection[] {
+  const collections: Collection[] = [];
+  for (const line of text.split('\n')) {
+    const kind = line.match(/\bgc=(\w+)/)?.[1];
+    if (!kind) continue;
+    const field = (name: string) => Number(line.match(new RegExp(`\\b${name}=([\\d.]+)`))?.[1] ?? 0);
+    collections.push({
+      kind,
+      pause: field('pause'),
+      promoted: field('promoted'),
+      survived: field('new_space_survived'),
+    });
+  }
+  return collections;
+}
+
+function quantile(values: number[], q: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
+}
+
+function summariseTrace(collections: Collection[]): string {
+  const young = collections.filter((c) => c.kind === 's');
+  const full = collections.filter((c) => c.kind !== 's');
+  const pauses = young.map((c) => c.pause);
+  const mean = pauses.reduce((sum, p) => sum + p, 0) / Math.max(1, pauses.length);
+  const kb = (bytes: number) => `${(bytes / 1024).toFixed(0)} KB`;
+  return (
+    `${young.length} young collections: pause mean ${mean.toFixed(1)} ms, p90 ${quantile(pauses, 0.9)} ms, ` +
+    `max ${quantile(pauses, 1)} ms; per collection (median) survived ${kb(
+      quantile(
+        young.map((c) => c.survived),
+        0.5,
+      ),
+    )}, ` +
+    `promoted ${kb(
+      quantile(
+        young.map((c) => c.promoted),
+        0.5,
+      ),
+    )}; ` +
+    `${full.length} full collections, ${full.reduce((sum, c) => sum + c.pause, 0).toFixed(0)} ms in all`
+  );
+}
+
+async function main(): Promise<void> {
+  const { scenario, requestsFor } = scenarioSetting('BENCH_GC_SCENARIO');
+  const size = setting('BENCH_GC_SIZE', 100_000);
+  const runs = setting('BENCH_GC_RUNS', 3);
+  const settings = {
+    seconds: setting('BENCH_SECONDS', 8),
+    warmupSeconds: 1,
+    connections: setting('BENCH_CONNECTIONS', 50),
+  };
+  const upstream = await startFakeOpenMeteo();
+  defer('fake Open-Meteo', () => upstream.close());
+  for (let run = 1; run <= runs; run++) {
+    const { dir } = await makeTempDir(`gc-${run}`);
+    const dataDir = path.join(dir, 'data');
+    await mkdir(dataDir);
+    const prefill = await prefillStore(dataDir, size, setting('BENCH_AGENTS', 1000));
+    const server = spawnBenchServer({
+      name: `agent-context serve (GC traced, run ${run})`,
+      dataDir,
+      upstreamUrl: upstream.url,
+      logFile: path.join(dir, 'server.log'),
+      logLevel: 'info',
+      nodeArgs: ['--trace-gc-nvp'],
+    });
+    let trace = '';
+    server.child.stdout?.on('data', (chunk: Buffer) => {
+      trace += chunk.toString('utf8');
+    });
+    const url = (await server.ready).match[1] as string;
+    await primeWeatherCache(url, prefill.agents[0] as (typeof prefill.agents)[number]);
+    trace = ''; // the start and the prefill's load are not the scenario's
+    const result = await load(scenario, url, requestsFor(prefill.agents), settings, {
+      memories: size,
+      round: run,
+    });
+    const during = trace;
+    await server.stop();
+    process.stdout.write(
+      `run ${run}: ${scenario} at ${size} memories, ${result.opsPerSec.toFixed(0)} ops/s, p50 ${result.p50} ms, ` +
+        `p99 ${result.p99} ms, non-2xx ${result.non2xx}\n  ${summariseTrace(parseTrace(during))}\n`,
+    );
+  }
+}
+
+main()
+  .catch((error: unknown) => {
+    process.stderr.write(`bench:gc failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exitCode = 1;
+  })
+  .finally(() => cleanupAll());

@@ -1,0 +1,39 @@
+/**
+ * What the tools that look inside one scenario's load share (`bench:profile`, `bench:gc`): the scenarios they
+ * can drive, and their numeric settings from the environment.
+ */
+import {
+  cachedDataRequests,
+  memoryRetrieveRequests,
+  memorySearchRequests,
+  memoryStoreRequests,
+} from './http-load.js';
+
+export const SCENARIOS = {
+  memory_retrieve: memoryRetrieveRequests,
+  memory_store: memoryStoreRequests,
+  memory_search: memorySearchRequests,
+  data: cachedDataRequests,
+} as const;
+
+export type ScenarioName = keyof typeof SCENARIOS;
+
+/** The scenario named in the environment variable `name` (memory_retrieve when unset). */
+export function scenarioSetting(name: string): {
+  scenario: ScenarioName;
+  requestsFor: (typeof SCENARIOS)[ScenarioName];
+} {
+  const scenario = (process.env[name] || 'memory_retrieve') as ScenarioName;
+  const requestsFor = SCENARIOS[scenario];
+  if (!requestsFor) throw new Error(`${name} must be one of ${Object.keys(SCENARIOS).join(', ')}.`);
+  return { scenario, requestsFor };
+}
+
+/** A positive number from the environment variable `name`, or `fallback` when unset. */
+export function setting(name: string, fallback: number): number {
+  const raw = process.env[name];
+  const value = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isFinite(value) || value < 1)
+    throw new Error(`${name} must be a positive number, got "${raw}".`);
+  return value;
+}
