@@ -5,10 +5,22 @@
  */
 import type { Snapshot } from './store-state.js';
 
-const RECORD_LISTS = ['accounts', 'memories', 'ledger', 'idempotency'] as const;
+/**
+ * Every list that grows with use: memory histories (a version per update) and live-data counts too, which
+ * JSON.stringify once held whole in the head (after a benchmark's stores, tens of megabytes in one call).
+ */
+const RECORD_LISTS = ['accounts', 'memories', 'ledger', 'idempotency', 'history', 'liveUsage'] as const;
 
 export function* snapshotText(snapshot: Snapshot, recordsPerPart = 1000): Generator<string> {
-  const { accounts: _a, memories: _m, ledger: _l, idempotency: _i, ...head } = snapshot;
+  const {
+    accounts: _a,
+    memories: _m,
+    ledger: _l,
+    idempotency: _i,
+    history: _h,
+    liveUsage: _u,
+    ...head
+  } = snapshot;
   const headText = JSON.stringify(head); // {"format":"agent-context/1",…}: never empty, format is required
   yield headText.slice(0, -1);
   for (const name of RECORD_LISTS) {

@@ -14,9 +14,11 @@ describe('snapshotText', () => {
         fc.array(record, { maxLength: 12 }),
         fc.array(record, { maxLength: 12 }),
         fc.option(fc.array(record, { maxLength: 12 }), { nil: undefined }),
+        fc.option(fc.array(record, { maxLength: 12 }), { nil: undefined }),
+        fc.option(fc.array(record, { maxLength: 12 }), { nil: undefined }),
         fc.option(fc.nat(), { nil: undefined }),
         fc.integer({ min: 1, max: 5 }),
-        (accounts, memories, ledger, idempotency, lastSeq, perPart) => {
+        (accounts, memories, ledger, idempotency, history, liveUsage, lastSeq, perPart) => {
           const snapshot = {
             format: 'agent-context/1',
             ...(lastSeq === undefined ? {} : { lastSeq }),
@@ -24,12 +26,19 @@ describe('snapshotText', () => {
             memories,
             ledger,
             ...(idempotency === undefined ? {} : { idempotency }),
+            ...(history === undefined ? {} : { history }),
+            ...(liveUsage === undefined ? {} : { liveUsage }),
           } as unknown as Snapshot;
           const parts = [...snapshotText(snapshot, perPart)];
           expect(JSON.parse(parts.join(''))).toEqual(JSON.parse(JSON.stringify(snapshot)));
-          // No part holds more than perPart records of one list.
-          const longest = Math.max(accounts.length, memories.length, ledger.length, idempotency?.length ?? 0);
-          expect(parts.length).toBeGreaterThanOrEqual(Math.ceil(longest / perPart));
+          // No part holds more than perPart records: every list, histories and live-data counts included, is
+          // cut into parts (the head holds none of them).
+          const lists = [accounts, memories, ledger, idempotency, history, liveUsage];
+          const cut = lists.reduce((sum, list) => sum + Math.ceil((list?.length ?? 0) / perPart), 0);
+          expect(parts.length).toBeGreaterThanOrEqual(cut);
+          expect(Object.keys(JSON.parse(`${parts[0]}}`)).sort()).toEqual(
+            lastSeq === undefined ? ['format'] : ['format', 'lastSeq'],
+          );
         },
       ),
     );
