@@ -20,7 +20,7 @@ import { cleanupAll, defer, makeTempDir, spawnBenchServer } from './lifecycle.js
 import { scenarioSetting, setting } from './one-scenario.js';
 import { prefillStore } from './prefill.js';
 
-/** One `--trace-gc-nvp` line: `gc=s` (scavenge), `gc=mc`/`gc=mmc` (full), with `name=value` fields. */
+/** One `--trace-gc-nvp` line: `gc=s` (scavenge) or `gc=mc` (full mark-compact), with `name=value` fields. */
 interface Collection {
   kind: string;
   pause: number;
@@ -30,7 +30,8 @@ interface Collection {
 
 function parseTrace(text: string): Collection[] {
   const collections: Collection[] = [];
-  for (const line of text.split('\n')) {
+  // Whole lines only: the last may still be arriving.
+  for (const line of text.slice(0, text.lastIndexOf('\n') + 1).split('\n')) {
     const kind = line.match(/\bgc=(\w+)/)?.[1];
     if (!kind) continue;
     const field = (name: string) => Number(line.match(new RegExp(`\\b${name}=([\\d.]+)`))?.[1] ?? 0);
@@ -51,8 +52,9 @@ function quantile(values: number[], q: number): number {
 }
 
 function summariseTrace(collections: Collection[]): string {
-  const young = collections.filter((c) => c.kind === 's');
-  const full = collections.filter((c) => c.kind !== 's');
+  // Young: the scavenger's `s` (or, under V8's minor mark flags, `mmc` / `ms`); full: `mc`.
+  const young = collections.filter((c) => c.kind !== 'mc');
+  const full = collections.filter((c) => c.kind === 'mc');
   const pauses = young.map((c) => c.pause);
   const mean = pauses.reduce((sum, p) => sum + p, 0) / Math.max(1, pauses.length);
   const kb = (bytes: number) => `${(bytes / 1024).toFixed(0)} KB`;
@@ -86,7 +88,7 @@ async function main(): Promise<void> {
   const upstream = await startFakeOpenMeteo();
   defer('fake Open-Meteo', () => upstream.close());
   for (let run = 1; run <= runs; run++) {
-    const { dir } = await makeTempDir(`gc-${run}`);
+    const { dir, remove } = await makeTempDir(`gc-${run}`);
     const dataDir = path.join(dir, 'data');
     await mkdir(dataDir);
     const prefill = await prefillStore(dataDir, size, setting('BENCH_AGENTS', 1000));
@@ -104,13 +106,14 @@ async function main(): Promise<void> {
     });
     const url = (await server.ready).match[1] as string;
     await primeWeatherCache(url, prefill.agents[0] as (typeof prefill.agents)[number]);
-    trace = ''; // the start and the prefill's load are not the scenario's
+    trace = ''; // the start and the cache's priming are not the scenario's (its 1 s warm-up is counted)
     const result = await load(scenario, url, requestsFor(prefill.agents), settings, {
       memories: size,
       round: run,
     });
     const during = trace;
     await server.stop();
+    await remove();
     process.stdout.write(
       `run ${run}: ${scenario} at ${size} memories, ${result.opsPerSec.toFixed(0)} ops/s, p50 ${result.p50} ms, ` +
         `p99 ${result.p99} ms, non-2xx ${result.non2xx}\n  ${summariseTrace(parseTrace(during))}\n`,

@@ -24,9 +24,9 @@ export function scenarioSetting(name: string): {
   requestsFor: (typeof SCENARIOS)[ScenarioName];
 } {
   const scenario = (process.env[name] || 'memory_retrieve') as ScenarioName;
-  const requestsFor = SCENARIOS[scenario];
-  if (!requestsFor) throw new Error(`${name} must be one of ${Object.keys(SCENARIOS).join(', ')}.`);
-  return { scenario, requestsFor };
+  if (!Object.hasOwn(SCENARIOS, scenario))
+    throw new Error(`${name} must be one of ${Object.keys(SCENARIOS).join(', ')}.`);
+  return { scenario, requestsFor: SCENARIOS[scenario] };
 }
 
 /** A positive number from the environment variable `name`, or `fallback` when unset. */

@@ -1,16 +1,17 @@
 /**
  * The things under way (responses being answered, per-request MCP servers), held in the slots of one array
- * rather than in a Set, because of how V8 grows a Set. When a Set fills up with deleted entries it moves to a
- * new hash table, and the table it leaves keeps a pointer to the new one and still holds the entries it had.
- * The young-generation collector does not trace the old generation: it treats every old object that points
- * into the young one as live. So once one of those left-behind tables is old, it keeps the next table alive,
- * which keeps the next, and every table holds the requests that were in flight when it was left. Under load
- * each request's whole graph (request, response, handler closures) then outlives two young collections, is
- * copied into the old generation, and stays until a full collection; the chain starts again at once.
- * Measured under 50 connections (bench scratch harness, `--trace-gc-nvp`): with a Set, 2.4–3.3 MB promoted
- * per young collection and 6–8 ms pauses, in some runs of the service and in every run of a bare Express app
- * given the same Set; with these slots, 0–0.1 MB and 1–2 ms. An emptied slot holds nothing, and the array is
- * only ever as long as the most things under way at once.
+ * rather than in a Set, because of how V8 resizes a Set. When a Set grows, shrinks or fills up with deleted
+ * entries, it moves to a new hash table, allocated in the same generation as the old one; the table it leaves
+ * still holds the entries it had (and a pointer to the new one, for iterators) until it is collected. Once the
+ * Set's table has been promoted to the old generation, every table it leaves is old garbage that only a full
+ * collection frees, and the young-generation collector, which does not trace the old generation, treats
+ * everything such a table points at as live: the requests in flight when it was left (request, response,
+ * handler closures) outlive the young collections, are copied into the old generation and stay there until a
+ * full collection. Whether a process falls into this depends on whether its Set's table was ever promoted.
+ * Measured under 50 connections (`--trace-gc-nvp`; BENCHMARKS.md, issue 12): with a Set, 2.2–3.4 MB promoted
+ * per young collection and 5.8–8.2 ms pauses, in some processes of the service and in every one of a bare
+ * Express app given the same Set; with these slots, 0–0.1 MB and 1.1–2.5 ms. An emptied slot holds nothing,
+ * and the array is only ever as long as the most things under way at once.
  */
 export class InFlightList<T extends object> {
   private readonly slots: (T | undefined)[] = [];

@@ -47,9 +47,11 @@ describe('InFlightList', () => {
       const item = { n };
       slots.set(item, list.add(item));
     }
-    for (const item of list.items()) list.remove(slots.get(item) as number, item);
+    const held = list.items();
+    for (const item of held) list.remove(slots.get(item) as number, item);
     expect(list.size).toBe(0);
     expect(list.items()).toEqual([]);
+    expect(held.map((item) => item.n)).toEqual([0, 1, 2, 3, 4]); // not a live view: still all five
   });
 
   it('after any sequence of adds and removes, holds exactly what a Set would', () => {
