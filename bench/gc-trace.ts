@@ -17,8 +17,10 @@ import path from 'node:path';
 import { startFakeOpenMeteo } from './fake-upstream.js';
 import { load, primeWeatherCache } from './http-load.js';
 import { cleanupAll, defer, makeTempDir, spawnBenchServer } from './lifecycle.js';
+import { percentile } from './mcp-stdio.js';
 import { scenarioSetting, setting } from './one-scenario.js';
 import { prefillStore } from './prefill.js';
+import { median } from './report.js';
 
 /** One `--trace-gc-nvp` line: `gc=s` (scavenge) or `gc=mc` (full mark-compact), with `name=value` fields. */
 interface Collection {
@@ -45,34 +47,20 @@ function parseTrace(text: string): Collection[] {
   return collections;
 }
 
-function quantile(values: number[], q: number): number {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
-}
-
 function summariseTrace(collections: Collection[]): string {
   // Young: the scavenger's `s` (or, under V8's minor mark flags, `mmc` / `ms`); full: `mc`.
   const young = collections.filter((c) => c.kind !== 'mc');
   const full = collections.filter((c) => c.kind === 'mc');
-  const pauses = young.map((c) => c.pause);
+  const pauses = young.map((c) => c.pause).sort((a, b) => a - b);
   const mean = pauses.reduce((sum, p) => sum + p, 0) / Math.max(1, pauses.length);
   const kb = (bytes: number) => `${(bytes / 1024).toFixed(0)} KB`;
+  const survived = median(young.map((c) => c.survived));
+  const promoted = median(young.map((c) => c.promoted));
+  const fullMs = full.reduce((sum, c) => sum + c.pause, 0);
   return (
-    `${young.length} young collections: pause mean ${mean.toFixed(1)} ms, p90 ${quantile(pauses, 0.9)} ms, ` +
-    `max ${quantile(pauses, 1)} ms; per collection (median) survived ${kb(
-      quantile(
-        young.map((c) => c.survived),
-        0.5,
-      ),
-    )}, ` +
-    `promoted ${kb(
-      quantile(
-        young.map((c) => c.promoted),
-        0.5,
-      ),
-    )}; ` +
-    `${full.length} full collections, ${full.reduce((sum, c) => sum + c.pause, 0).toFixed(0)} ms in all`
+    `${young.length} young collections: pause mean ${mean.toFixed(1)} ms, p90 ${percentile(pauses, 90)} ms, ` +
+    `max ${percentile(pauses, 100)} ms; per collection (median) survived ${kb(survived)}, ` +
+    `promoted ${kb(promoted)}; ${full.length} full collections, ${fullMs.toFixed(0)} ms in all`
   );
 }
 

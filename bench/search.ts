@@ -32,6 +32,7 @@ import {
   spawnWithLog,
 } from './lifecycle.js';
 import { type BenchAgent, generatePrefill, writeSnapshot } from './prefill.js';
+import { median } from './report.js';
 
 const PER_AGENT = 10_000;
 const WORDS_PER_VALUE = 30;
@@ -105,14 +106,6 @@ function updateRequests(agent: BenchAgent, words: readonly string[]): Autocannon
       },
     },
   ];
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 async function main() {
