@@ -1,8 +1,10 @@
 /**
  * `npm run bench:gc`: one HTTP scenario under load with the server started under `node --trace-gc-nvp`, and
  * its garbage collections summarised: how many young collections (scavenges), their pauses, how much each
- * left alive and promoted into the old generation, and the full collections. For finding why the tail
- * latency (p99) is what it is; the figures of record come from `npm run bench`.
+ * left alive and promoted into the old generation, and the full collections. Beside them, from
+ * bench/flush-probe.mjs (preloaded into the server): the journal's fdatasync calls (how long each held the
+ * event loop) and the event loop's longest stall in each second. For finding why the tail latency (p99) is
+ * what it is; the figures of record come from `npm run bench`.
  *
  * Each run starts a fresh server on a fresh prefill, because what a collection keeps can depend on the state
  * a process falls into (see src/http/in-flight-list.ts: a Set's left-behind tables kept each request alive
@@ -16,7 +18,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { startFakeOpenMeteo } from './fake-upstream.js';
 import { load, primeWeatherCache } from './http-load.js';
-import { cleanupAll, defer, makeTempDir, spawnBenchServer } from './lifecycle.js';
+import { cleanupAll, defer, makeTempDir, ROOT, spawnBenchServer } from './lifecycle.js';
 import { percentile } from './mcp-stdio.js';
 import { scenarioSetting, setting } from './one-scenario.js';
 import { prefillStore } from './prefill.js';
@@ -64,6 +66,33 @@ function summariseTrace(collections: Collection[]): string {
   );
 }
 
+/**
+ * The probe's lines (bench/flush-probe.mjs): each fdatasync's ms, and each second's longest loop stall, from
+ * `skipSeconds` probe seconds on (the load's start, where the first requests compile the code, is left out).
+ */
+function summariseProbe(text: string, skipSeconds: number): string {
+  const flushes: number[] = [];
+  const stalls: number[] = [];
+  let second = 0;
+  for (const line of text.slice(0, text.lastIndexOf('\n') + 1).split('\n')) {
+    const [name, ...values] = line.split(' ');
+    if (name === 'loop-probe' && ++second > skipSeconds) stalls.push(Number(values[0]));
+    // A second's flushes follow its loop line.
+    if (name === 'flush-probe' && second > skipSeconds) flushes.push(...values.map(Number));
+  }
+  flushes.sort((a, b) => a - b);
+  stalls.sort((a, b) => a - b);
+  const seconds = Math.max(1, stalls.length);
+  const over = (list: number[], ms: number) => list.filter((value) => value > ms).length;
+  return (
+    `${flushes.length} journal flushes (${(flushes.length / seconds).toFixed(0)} a second): median ` +
+    `${median(flushes).toFixed(2)} ms, p99 ${percentile(flushes, 99).toFixed(1)} ms, max ${percentile(flushes, 100).toFixed(1)} ms, ` +
+    `${over(flushes, 5)} over 5 ms, ${(flushes.reduce((sum, ms) => sum + ms, 0) / seconds / 10).toFixed(1)}% ` +
+    `of the time; the event loop's longest stall per second: median ${median(stalls).toFixed(1)} ms, max ` +
+    `${percentile(stalls, 100)} ms, over 20 ms in ${over(stalls, 20)} of ${stalls.length} seconds`
+  );
+}
+
 async function main(): Promise<void> {
   const { scenario, requestsFor } = scenarioSetting('BENCH_GC_SCENARIO');
   const size = setting('BENCH_GC_SIZE', 100_000);
@@ -86,7 +115,7 @@ async function main(): Promise<void> {
       upstreamUrl: upstream.url,
       logFile: path.join(dir, 'server.log'),
       logLevel: 'info',
-      nodeArgs: ['--trace-gc-nvp'],
+      nodeArgs: ['--trace-gc-nvp', '--import', path.join(ROOT, 'bench', 'flush-probe.mjs')],
     });
     let trace = '';
     server.child.stdout?.on('data', (chunk: Buffer) => {
@@ -104,7 +133,8 @@ async function main(): Promise<void> {
     await remove();
     process.stdout.write(
       `run ${run}: ${scenario} at ${size} memories, ${result.opsPerSec.toFixed(0)} ops/s, p50 ${result.p50} ms, ` +
-        `p99 ${result.p99} ms, non-2xx ${result.non2xx}\n  ${summariseTrace(parseTrace(during))}\n`,
+        `p99 ${result.p99} ms, non-2xx ${result.non2xx}\n  ${summariseTrace(parseTrace(during))}\n` +
+        `  ${summariseProbe(during, settings.warmupSeconds + 1)}\n`,
     );
   }
 }
