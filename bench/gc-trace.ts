@@ -32,10 +32,14 @@ interface Collection {
   survived: number;
 }
 
+/** The whole lines of a child's output so far: the last may still be arriving. */
+function wholeLines(text: string): string[] {
+  return text.slice(0, text.lastIndexOf('\n') + 1).split('\n');
+}
+
 function parseTrace(text: string): Collection[] {
   const collections: Collection[] = [];
-  // Whole lines only: the last may still be arriving.
-  for (const line of text.slice(0, text.lastIndexOf('\n') + 1).split('\n')) {
+  for (const line of wholeLines(text)) {
     const kind = line.match(/\bgc=(\w+)/)?.[1];
     if (!kind) continue;
     const field = (name: string) => Number(line.match(new RegExp(`\\b${name}=([\\d.]+)`))?.[1] ?? 0);
@@ -74,7 +78,7 @@ function summariseProbe(text: string, skipSeconds: number): string {
   const flushes: number[] = [];
   const stalls: number[] = [];
   let second = 0;
-  for (const line of text.slice(0, text.lastIndexOf('\n') + 1).split('\n')) {
+  for (const line of wholeLines(text)) {
     const [name, ...values] = line.split(' ');
     if (name === 'loop-probe' && ++second > skipSeconds) stalls.push(Number(values[0]));
     // A second's flushes follow its loop line.

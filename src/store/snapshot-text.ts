@@ -12,15 +12,10 @@ import type { Snapshot } from './store-state.js';
 const RECORD_LISTS = ['accounts', 'memories', 'ledger', 'idempotency', 'history', 'liveUsage'] as const;
 
 export function* snapshotText(snapshot: Snapshot, recordsPerPart = 1000): Generator<string> {
-  const {
-    accounts: _a,
-    memories: _m,
-    ledger: _l,
-    idempotency: _i,
-    history: _h,
-    liveUsage: _u,
-    ...head
-  } = snapshot;
+  // The head: every field but the lists, which follow it in parts.
+  const head = Object.fromEntries(
+    Object.entries(snapshot).filter(([name]) => !(RECORD_LISTS as readonly string[]).includes(name)),
+  );
   const headText = JSON.stringify(head); // {"format":"agent-context/1",…}: never empty, format is required
   yield headText.slice(0, -1);
   for (const name of RECORD_LISTS) {
