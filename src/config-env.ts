@@ -198,8 +198,6 @@ export const EnvSchema = z.object({
   AC_METRICS_TOKEN: Optional.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   AC_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   AC_BODY_MAX_BYTES: PositiveInt.default(256 * 1024),
-  AC_MCP_SESSION_IDLE_SECONDS: PositiveInt.default(1800),
-  AC_MCP_MAX_SESSIONS: PositiveInt.default(1000),
   AC_UPSTREAM_TIMEOUT_MS: PositiveInt.default(8000),
   ...PROVIDER_SHAPE,
   AC_MEMORY_KEY_MAX_CHARS: PositiveInt.default(DEFAULT_LIMITS.memoryKeyMaxChars),

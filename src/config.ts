@@ -67,10 +67,6 @@ export interface Config {
   embeddings: EmbeddingsConfig | undefined;
   logLevel: string;
   bodyMaxBytes: number;
-  /** An MCP HTTP session unused this long is closed. */
-  mcpSessionIdleSeconds: number;
-  /** At most this many MCP HTTP sessions open at once. */
-  mcpMaxSessions: number;
   limits: Limits;
   live: LiveConfig;
   rateLimit: RateLimitConfig;
@@ -163,8 +159,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
         : { url: e.AC_EMBEDDINGS_URL, model: e.AC_EMBEDDINGS_MODEL, apiKey: e.AC_EMBEDDINGS_API_KEY },
     logLevel: e.AC_LOG_LEVEL,
     bodyMaxBytes: e.AC_BODY_MAX_BYTES,
-    mcpSessionIdleSeconds: e.AC_MCP_SESSION_IDLE_SECONDS,
-    mcpMaxSessions: e.AC_MCP_MAX_SESSIONS,
     limits: Object.freeze({
       ...DEFAULT_LIMITS,
       memoryKeyMaxChars: e.AC_MEMORY_KEY_MAX_CHARS,

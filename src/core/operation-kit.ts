@@ -53,13 +53,25 @@ export interface HttpRoute {
   ndjsonAnswer?: true;
 }
 
+/** How an operation is offered as an MCP tool. */
+export interface McpTool {
+  tool: string;
+  hints: ToolHints;
+  /**
+   * The question to put to the person before a call with this input runs (a destructive change), or
+   * undefined when the call needs no confirmation. Asked only where the client can answer in the same call
+   * (MCP 2026-07-28 with elicitation); elsewhere the call runs as it always has.
+   */
+  confirm?: (input: any) => string | undefined;
+}
+
 export interface Operation<In extends z.ZodType = z.ZodType, Out extends z.ZodType = z.ZodType> {
   name: string;
   title: string;
   /** The REST route; absent for an operation that only MCP offers. */
   http?: HttpRoute;
   /** The MCP tool; absent for an operation that only REST offers (registration, the operator's). */
-  mcp?: { tool: string; hints: ToolHints };
+  mcp?: McpTool;
   auth: Auth;
   /**
    * Whether the REST request must repeat the key in an `agent_key` field (the spec's rule for its own

@@ -70,14 +70,7 @@ export async function startServer<S extends ServedService>(
     drain,
     readiness: async () => readinessOf(drain.draining, await service.store.health()),
     extraRoutes: (express) => {
-      mcp = mountMcpHttp(express, service, {
-        host: config.host,
-        publicUrl: config.publicUrl,
-        // A shared database means other instances: the next request may reach one that has no session.
-        stateless: config.database !== undefined,
-        idleMs: config.mcpSessionIdleSeconds * 1000,
-        maxSessions: config.mcpMaxSessions,
-      });
+      mcp = mountMcpHttp(express, service, { host: config.host, publicUrl: config.publicUrl });
     },
   });
   let server: Server;
@@ -138,7 +131,7 @@ export async function startServer<S extends ServedService>(
     // store, which releases the DATA_DIR lock.
     close: () =>
       (closing ??= (async () => {
-        const { cutOff } = await drain.close(server, config.shutdownTimeoutMs, () => mcp?.closeStreams());
+        const { cutOff } = await drain.close(server, config.shutdownTimeoutMs);
         if (cutOff > 0) {
           service.logger.warn(
             { cutOff, timeoutMs: config.shutdownTimeoutMs },

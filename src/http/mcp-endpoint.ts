@@ -1,50 +1,50 @@
 /**
- * MCP over Streamable HTTP at /mcp, on the same Express app (and so the same core and ledger) as REST. What
- * every request passes through is here: Host-header (DNS-rebinding) protection when the server is bound to a
- * loopback address; the key from X-API-Key or Authorization: Bearer, looked up once per request exactly as
- * for REST (discovery works without one); a body the JSON parser refused, answered as a JSON-RPC error. Then
- * one of two modes answers: sessions kept in this process (mcp-sessions.ts) when the server holds its store
- * alone, or stateless (mcp-stateless.ts) when several instances share one database, so that a load balancer
- * needs no sticky sessions.
+ * MCP over Streamable HTTP at /mcp, on the same Express app (and so the same core and ledger) as REST, served
+ * by the SDK's `createMcpHandler`: both protocol eras on one endpoint, every request on its own, with no
+ * protocol session (2026-07-28 has none; a 2025 `initialize` is answered statelessly), so that any instance
+ * behind a balancer can answer any request, on the JSON store as on PostgreSQL. What every request passes
+ * through first is here: Host- and Origin-header (DNS-rebinding) checks when the server is bound to a loopback
+ * address; the key from X-API-Key or Authorization: Bearer, looked up once per request exactly as for REST
+ * (discovery works without one) and handed to the handler as its auth info; a body the JSON parser refused,
+ * answered as a JSON-RPC error. The SDK checks the rest: the 2026-07-28 envelope and headers, content type.
  */
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
-import type { ErrorRequestHandler, Express, Request } from 'express';
+import { hostHeaderValidation, originValidation, toNodeHandler } from '@modelcontextprotocol/node';
+import { type AuthInfo, createMcpHandler } from '@modelcontextprotocol/server';
+import type { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express';
 import { createMcpServer, type McpServerDeps } from '../mcp/create-mcp-server.js';
 import { JSON_RPC, jsonRpcCodeOf } from '../mcp/json-rpc-codes.js';
 import { MCP_PATH } from '../server-paths.js';
 import { httpError } from './error-handler.js';
 import { httpStatusOf } from './http-status.js';
-import { rpcError } from './mcp-mode.js';
-import { mcpSessions } from './mcp-sessions.js';
-import { statelessMcp } from './mcp-stateless.js';
 import { identify } from './request-identity.js';
 import { requestLogger } from './request-log.js';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
 export interface McpHttp {
-  /** Closes every open session (stateless: every request's server still open). */
+  /** Ends every exchange still open (at shutdown, after the drain). */
   close(): Promise<void>;
-  /** Ends every session's standalone GET event stream (at shutdown: they would hold the drain open). */
-  closeStreams(): void;
-  sessionCount(): number;
 }
 
 export interface McpHttpOptions {
-  /** The address the server listens on: loopback turns on Host-header checks. */
+  /** The address the server listens on: loopback turns on Host- and Origin-header checks. */
   host: string;
-  /** The public base URL, whose host name is also allowed by the Host-header check. */
+  /** The public base URL, whose host name is also allowed by those checks. */
   publicUrl?: string | undefined;
-  /**
-   * No sessions: one transport and McpServer per POST, GET and DELETE answered 405. For a store that several
-   * instances share, where the next request may reach another instance.
-   */
-  stateless: boolean;
-  /** With sessions: close a session unused for this long. */
-  idleMs: number;
-  /** With sessions: at most this many open sessions (default 1000). */
-  maxSessions?: number;
+}
+
+/** A JSON-RPC error answered by the endpoint itself, before the MCP handler: `id` is null. */
+function rpcError(res: Response, status: number, code: number, message: string, data?: unknown): void {
+  res.status(status).json({ jsonrpc: '2.0', error: { code, message, ...(data ? { data } : {}) }, id: null });
+}
+
+/** The SDK's Node guards (which answer 403 themselves when they refuse) as one Express middleware. */
+function rebindingGuard(allowed: string[]): RequestHandler {
+  const host = hostHeaderValidation(allowed);
+  const origin = originValidation(allowed);
+  return (req, res, next) => {
+    if (host(req, res) && origin(req, res)) next();
+  };
 }
 
 export function mountMcpHttp(
@@ -55,19 +55,21 @@ export function mountMcpHttp(
   if (LOOPBACK.has(options.host)) {
     const allowed = ['127.0.0.1', 'localhost', '[::1]'];
     if (options.publicUrl) allowed.push(new URL(options.publicUrl).hostname);
-    app.use(MCP_PATH, hostHeaderValidation(allowed));
+    app.use(MCP_PATH, rebindingGuard(allowed));
   }
 
-  const keyOf: McpServerDeps['keyOf'] = (extra) => extra.authInfo?.token;
+  const keyOf: McpServerDeps['keyOf'] = (extra) => extra.http?.authInfo?.token;
   // The account was found at the edge (identify): a tool call does not look the key up again.
   const knownAgent: McpServerDeps['knownAgent'] = (extra) => {
-    const agentId = extra.authInfo?.extra?.agentId;
+    const agentId = extra.http?.authInfo?.extra?.agentId;
     return typeof agentId === 'string' ? agentId : undefined;
   };
-  const newServer = () => createMcpServer({ ...deps, keyOf, knownAgent });
-  const mode = options.stateless
-    ? statelessMcp(newServer)
-    : mcpSessions(newServer, { idleMs: options.idleMs, maxSessions: options.maxSessions });
+  const onerror = (err: Error) => deps.logger.debug({ err: err.message }, 'MCP request refused');
+  const handler = createMcpHandler(({ era }) => createMcpServer({ ...deps, keyOf, knownAgent }, era), {
+    legacy: 'stateless',
+    onerror,
+  });
+  const serve = toNodeHandler(handler, { onerror });
 
   app.all(MCP_PATH, async (req, res) => {
     const { key, account, error } = await identify(req, deps.core);
@@ -75,17 +77,12 @@ export function mountMcpHttp(
       rpcError(res, 400, JSON_RPC.invalidRequest, error.message); // two headers with different keys
       return;
     }
-    // The transport hands req.auth to every handler as extra.authInfo (with the request id, for logs).
+    // toNodeHandler hands req.auth to the handler, and so to every tool, as its auth info.
     if (key !== undefined) {
       const extra = { requestId: res.locals.requestId as string | undefined, agentId: account?.id };
-      (req as Request & { auth?: AuthInfo }).auth = {
-        token: key,
-        clientId: 'agent-context',
-        scopes: [],
-        extra,
-      };
+      (req as Request & { auth?: AuthInfo }).auth = { token: key, clientId: 'agent-context', scopes: [], extra };
     }
-    await mode.handle(req, res, account?.id);
+    await serve(req, res, req.body);
   });
 
   // A body the JSON parser refused (malformed, too large, not JSON) is answered as a JSON-RPC error here,
@@ -103,5 +100,5 @@ export function mountMcpHttp(
   };
   app.use(MCP_PATH, answerAsJsonRpc);
 
-  return { sessionCount: mode.sessionCount, closeStreams: mode.closeStreams, close: mode.close };
+  return { close: () => handler.close() };
 }

@@ -1,22 +1,29 @@
 /**
  * The MCP face of the operation table: one tool per entry that names an MCP tool (tools.ts), with the
- * entry's description, schemas and hints; the account and the memories as resources; one prompt; the
- * logging capability. Only the SDK's public API is used. The transport only says which API key the caller
- * presented; every call authenticates it, so a tool never runs for an unknown key.
+ * entry's description, schemas and hints; the account and the memories as resources; one prompt; logging for
+ * the requests that ask for it. One server is built per HTTP request and per stdio connection, for the
+ * protocol era that request or connection speaks (the SDK's entries say which); both eras get the same tools,
+ * resources, prompt, descriptions and answers. The transport only says which API key the caller presented;
+ * every call authenticates it, so a tool never runs for an unknown key.
  */
 
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { Core } from '../core/core.js';
 import type { Operation } from '../core/operations.js';
 import { PRICES, SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
 import type { Logger } from '../logger.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
+import { CACHE_HINTS } from './cache-hints.js';
 import type { McpExtra } from './mcp-extra.js';
+import { installLogging } from './mcp-log.js';
 import { registerMemoryResources } from './resources.js';
 import { registerTools } from './tools.js';
 
 export type { McpExtra };
+
+/** The protocol era a server answers in: `legacy` for 2024-11-05 … 2025-11-25, `modern` for 2026-07-28. */
+export type McpEra = 'legacy' | 'modern';
 
 /** Which API key the caller presented: from the HTTP headers, or the stdio server's own key. */
 export type KeyOf = (extra: McpExtra) => string | undefined;
@@ -38,36 +45,33 @@ export const MCP_INSTRUCTIONS =
   'Store what you will need later with memory_store, find it with memory_search and memory_retrieve. ' +
   'Failures come back as JSON {error, code}: read error, it says what to do.';
 
-export function createMcpServer(deps: McpServerDeps): McpServer {
+const RecallArgs = z.object({ topic: z.string().describe('What the task is about.') });
+
+export function createMcpServer(deps: McpServerDeps, era: McpEra = 'legacy'): McpServer {
   const { core, logger } = deps;
   const server = new McpServer(
     { name: SERVICE_NAME, version: SERVICE_VERSION, title: 'Agent Context: memory and live data' },
-    { capabilities: { logging: {} }, instructions: MCP_INSTRUCTIONS },
+    {
+      capabilities: { logging: {} },
+      instructions: MCP_INSTRUCTIONS,
+      cacheHints: CACHE_HINTS,
+      // Only a 2026-07-28 client is asked to confirm (confirmation.ts): no request is pushed to a 2025 one.
+      inputRequired: { legacyShim: false },
+    },
   );
   const agentOf = async (extra: McpExtra) =>
     deps.knownAgent?.(extra) ?? (await core.accounts.authenticate(deps.keyOf(extra))).id;
-  registerTools(server, {
-    core,
-    operations: deps.operations,
-    logger,
-    agentOf,
-    ...(deps.metrics ? { metrics: deps.metrics } : {}),
-  });
-
-  registerMemoryResources(server, {
-    core,
-    operations: deps.operations,
-    logger,
-    agentOf,
-    ...(deps.metrics ? { metrics: deps.metrics } : {}),
-  });
+  const metrics = deps.metrics ? { metrics: deps.metrics } : {};
+  const log = installLogging(server, era);
+  registerTools(server, { core, operations: deps.operations, logger, agentOf, log, ...metrics });
+  registerMemoryResources(server, { core, operations: deps.operations, logger, agentOf, era, ...metrics });
 
   server.registerPrompt(
     'recall',
     {
       title: 'Recall what you know',
       description: `Start a task by loading your stored memories about a topic (costs ${PRICES.memoryOp} cent per tool call).`,
-      argsSchema: { topic: z.string().describe('What the task is about.') },
+      argsSchema: RecallArgs,
     },
     ({ topic }) => ({
       messages: [

@@ -1,6 +1,8 @@
 /**
- * The JSON-RPC error codes the MCP face answers with, in one place (the HTTP statuses are the HTTP face's,
- * src/http/http-status.ts). Tool failures are not among them: a tool answers an isError result.
+ * The JSON-RPC error codes the MCP face answers with itself, in one place (the HTTP statuses are the HTTP
+ * face's, src/http/http-status.ts; the protocol's own, such as an unsupported version, a header that
+ * contradicts the body or an unknown method, the SDK answers). Tool failures are not among them: a tool
+ * answers an isError result.
  */
 import type { AppError } from '../core/errors.js';
 
@@ -14,6 +16,8 @@ export const JSON_RPC = Object.freeze({
   transportRefused: -32000,
   /** A resource read failed; `data` is the REST error body. */
   resourceFailed: -32001,
+  /** A resource that does not exist, on the 2026-07-28 revision (Invalid Params); `data` is the REST body. */
+  resourceNotFound: -32602,
   /** The stdio bridge answered in the server's place (it is gone, or refused); `data` is the REST body. */
   relayFailed: -32002,
   /** A session used with a key that is not its owner's. */

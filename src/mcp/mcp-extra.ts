@@ -1,5 +1,10 @@
-/** What the SDK hands every MCP request handler (the caller's auth info, _meta, notifications). */
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+/** What the SDK hands every MCP request handler: the request's own data, its envelope, the caller's auth info. */
+import type { ServerContext } from '@modelcontextprotocol/server';
 
-export type McpExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+export type McpExtra = ServerContext;
+
+/** The request id the HTTP edge put in the auth info, for log lines. */
+export function requestIdOf(extra: McpExtra | undefined): string | undefined {
+  const reqId = extra?.http?.authInfo?.extra?.requestId;
+  return typeof reqId === 'string' ? reqId : undefined;
+}

@@ -11,7 +11,7 @@
  * It exits cleanly (0), store flushed and DATA_DIR lock released, when stdin closes or on SIGTERM/SIGINT,
  * after the requests in flight have been answered or AC_SHUTDOWN_TIMEOUT_MS has passed.
  */
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { createEmptyLiveCache } from '../cache/empty-live-cache.js';
 import { type Config, storePlace } from '../config.js';
 import type { Core } from '../core/core.js';
@@ -73,8 +73,11 @@ export async function runStdioServer(
       logger,
     );
   }
-  await serve(createMcpServer({ ...service, keyOf: () => key }), config.shutdownTimeoutMs, logger, () =>
-    service.close(),
+  await serve(
+    (era) => createMcpServer({ ...service, keyOf: () => key }, era),
+    config.shutdownTimeoutMs,
+    logger,
+    () => service.close(),
   );
   logger.info(
     { store: storePlace(config), localAgent: config.apiKey === undefined },
@@ -160,8 +163,13 @@ async function serveUnavailable(
   });
   const operations = createOperations(core.schemas);
   // Any key: the store refuses before a key is looked at, and a missing key would be the wrong message.
-  const server = createMcpServer({ core, operations, logger, keyOf: () => config?.apiKey ?? 'local-agent' });
-  await serve(server, config?.shutdownTimeoutMs ?? 10_000, logger, async () => undefined);
+  const keyOf = () => config?.apiKey ?? 'local-agent';
+  await serve(
+    (era) => createMcpServer({ core, operations, logger, keyOf }, era),
+    config?.shutdownTimeoutMs ?? 10_000,
+    logger,
+    async () => undefined,
+  );
 }
 
 /** Relays the client to the server that holds the store, as the same agent. */

@@ -4,17 +4,19 @@
  * listing free, reading charged like memory_retrieve). Reads run the operation table's `account_info` and
  * `memory_retrieve` entries, so price and validation are the tools'. A resource read has no isError
  * result, so a failure is a JSON-RPC error whose message is the sentence a tool would give and whose data
- * is the same body.
+ * is the same body: -32001 on the 2025 revisions, as always; on 2026-07-28 a memory that does not exist is
+ * -32602, the revision's resource-not-found code. Every read is the agent's own and changes with its next
+ * charged call, so each carries the cache hint `private`, `ttlMs: 0` (cache-hints.ts).
  */
 
-import { type McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { type McpServer, ProtocolError, ResourceTemplate } from '@modelcontextprotocol/server';
 import type { Core } from '../core/core.js';
 import { AppError } from '../core/errors.js';
 import { costSentence, type Operation } from '../core/operations.js';
 import { parseInput } from '../core/validation.js';
 import type { Logger } from '../logger.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
+import { AGENT_READ } from './cache-hints.js';
 import { JSON_RPC } from './json-rpc-codes.js';
 import type { McpExtra } from './mcp-extra.js';
 import { mcpError } from './tool-results.js';
@@ -29,6 +31,8 @@ interface ResourceDeps {
   operations: readonly Operation[];
   logger: Logger;
   agentOf(extra: McpExtra): Promise<string>;
+  /** The protocol era the server answers in: it decides the code of a resource that does not exist. */
+  era: 'legacy' | 'modern';
   /** Where each read is counted (a charged read of a memory too). */
   metrics?: Pick<ServiceMetrics, 'request'>;
 }
@@ -53,6 +57,12 @@ export function registerMemoryResources(server: McpServer, deps: ResourceDeps): 
     if (!found) throw new Error(`the operation table has no ${name}`);
     return found;
   };
+  const readFailure = (error: AppError) =>
+    new ProtocolError(
+      deps.era === 'modern' && error.code === 'not_found' ? JSON_RPC.resourceNotFound : JSON_RPC.resourceFailed,
+      error.message,
+      error.toBody(),
+    );
   /** Runs a table entry for the caller; failures become a JSON-RPC error carrying the REST body. */
   const run = async (op: Operation, fields: Record<string, unknown>, extra: McpExtra) => {
     const started = process.hrtime.bigint();
@@ -72,9 +82,7 @@ export function registerMemoryResources(server: McpServer, deps: ResourceDeps): 
     } catch (err) {
       const error = mcpError(err, logger, op.name, extra);
       observe(error.code);
-      const rpc = new McpError(JSON_RPC.resourceFailed, error.message, error.toBody());
-      rpc.message = error.message; // McpError prefixes "MCP error <code>:", which the client adds again
-      throw rpc;
+      throw readFailure(error);
     }
   };
   const accountInfo = operation('account_info');
@@ -91,6 +99,7 @@ export function registerMemoryResources(server: McpServer, deps: ResourceDeps): 
         'All your live memories as NDJSON, one per line in key order, as memory_import reads them back. Free. ' +
         `At most ${EXPORT_MAX_BYTES} bytes here; a larger export is streamed by GET /api/ac/memory/export.`,
       mimeType: NDJSON_MIME,
+      cacheHint: AGENT_READ,
     },
     async (uri, extra) => {
       const lines = (await run(exportOp, {}, extra)) as unknown as AsyncIterable<unknown>;
@@ -106,9 +115,7 @@ export function registerMemoryResources(server: McpServer, deps: ResourceDeps): 
             `Your export is larger than the ${EXPORT_MAX_BYTES} bytes this resource gives; stream it over REST ` +
               'with GET /api/ac/memory/export instead. Nothing was charged.',
           );
-          const rpc = new McpError(JSON_RPC.resourceFailed, error.message, error.toBody());
-          rpc.message = error.message;
-          throw rpc;
+          throw readFailure(error);
         }
       }
       return { contents: [{ uri: uri.href, mimeType: NDJSON_MIME, text }] };
@@ -122,6 +129,7 @@ export function registerMemoryResources(server: McpServer, deps: ResourceDeps): 
       title: 'Account',
       description: 'Your balance, plan and recent ledger entries. Free.',
       mimeType: JSON_MIME,
+      cacheHint: AGENT_READ,
     },
     async (uri, extra) => {
       const info = await run(accountInfo, {}, extra);
@@ -137,6 +145,7 @@ export function registerMemoryResources(server: McpServer, deps: ResourceDeps): 
       // The REST entry's own words, over its default of 30 days.
       description: `${usage.summary} Over the last 30 days. ${costSentence(usage)}`,
       mimeType: JSON_MIME,
+      cacheHint: AGENT_READ,
     },
     async (uri, extra) => {
       const figures = await run(usage, {}, extra);
@@ -170,6 +179,7 @@ export function registerMemoryResources(server: McpServer, deps: ResourceDeps): 
       title: 'Memory',
       description: `One of your stored memories. Reading it is charged like memory_retrieve. ${costSentence(retrieve)}`,
       mimeType: JSON_MIME,
+      cacheHint: AGENT_READ,
     },
     async (uri, variables, extra) => {
       const result = await run(retrieve, { memory_key: decodeKey(variables.memory_key) }, extra);

@@ -1,12 +1,18 @@
 /**
- * The life of a stdio server process: connect an MCP server to stdin/stdout, count the requests still to
- * answer, and stop (after answering them, within the shutdown timeout) when the client goes away or a
- * signal comes; exit only once stdout has been handed on.
+ * The life of a stdio server process: serve MCP on stdin/stdout through the SDK's `serveStdio` (which pins
+ * each connection to the era its first message speaks, 2025 or 2026-07-28, and builds the server for it),
+ * count the requests still to answer, and stop (after answering them, within the shutdown timeout) when the
+ * client goes away or a signal comes; exit only once stdout has been handed on. The SDK's transport reads a
+ * copy of stdin that never ends, because on its own it would drop the requests in flight when stdin closes.
  */
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { PassThrough } from 'node:stream';
+import type { McpServer, Transport } from '@modelcontextprotocol/server';
+import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { Logger } from '../logger.js';
+import type { McpEra } from './create-mcp-server.js';
+
+/** Builds the server for a connection of the given era. */
+export type ServerFactory = (era: McpEra) => McpServer;
 
 /** Counts the requests received on `transport` and not yet answered; call after connecting it. */
 function trackRequests(transport: Transport): { settled(timeoutMs: number): Promise<void> } {
@@ -45,21 +51,27 @@ export function exitWhenFlushed(code: number): void {
   setTimeout(() => process.exit(code), 1_000).unref();
 }
 
-/** Connects `server` to stdio and stops it (then `cleanup`) when the client goes away or on a signal. */
+/** Serves `factory`'s server on stdio and stops it (then `cleanup`) when the client goes away or on a signal. */
 export async function serve(
-  server: McpServer,
+  factory: ServerFactory,
   shutdownTimeoutMs: number,
   logger: Logger,
   cleanup: () => Promise<void>,
 ): Promise<void> {
-  const transport = new StdioServerTransport();
-  let requests: ReturnType<typeof trackRequests> | undefined;
+  const input = new PassThrough();
+  process.stdin.pipe(input, { end: false });
+  const transport = new StdioServerTransport(input, process.stdout);
   let closing: Promise<void> | undefined;
+  const handle = serveStdio(({ era }) => factory(era), {
+    transport,
+    onerror: (err) => logger.debug({ err: err.message }, 'MCP stdio: a message was not served'),
+  });
+  const requests = trackRequests(transport);
   const shutdown = (reason: string) => {
     closing ??= (async () => {
       logger.info({ reason }, 'MCP stdio server stopping');
-      await requests?.settled(shutdownTimeoutMs);
-      await server.close().catch(() => undefined);
+      await requests.settled(shutdownTimeoutMs);
+      await handle.close().catch(() => undefined);
       try {
         await cleanup();
       } catch (err) {
@@ -71,8 +83,6 @@ export async function serve(
     return closing;
   };
   onClientGone(shutdown);
-  await server.connect(transport);
-  requests = trackRequests(transport);
 }
 
 export function onClientGone(stop: (reason: string) => unknown): void {

@@ -3,11 +3,12 @@
  * as JSON text; failure is an isError result whose text is the same `{error, code, ...}` body REST sends,
  * so the model can read it and act. Unknown failures are logged and shown as a generic sentence.
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { KEY_MISSING, KEY_UNKNOWN } from '../core/accounts.js';
 import { AppError, toAppError } from '../core/errors.js';
 import { PRICES } from '../core/pricing.js';
 import type { Logger } from '../logger.js';
+import { type McpExtra, requestIdOf } from './mcp-extra.js';
 
 export const MCP_HOW_TO_AUTHENTICATE =
   `Register with POST /api/ac/register {"email": "..."} to get a key (${PRICES.starterCredit} cents of starter credit), then pass ` +
@@ -29,11 +30,11 @@ export function mcpError(
   err: unknown,
   logger: Logger,
   context: string,
-  extra?: { authInfo?: { extra?: Record<string, unknown> } },
+  extra?: McpExtra,
 ): AppError {
   const error = toAppError(err);
   if (error.code === 'internal') {
-    const reqId = extra?.authInfo?.extra?.requestId;
+    const reqId = requestIdOf(extra);
     logger.error({ err: error.cause ?? err, context, ...(reqId ? { reqId } : {}) }, 'MCP request failed');
   }
   if (error.code === 'unauthorized') {

@@ -74,7 +74,12 @@ export function memoryOperations(schemas: MemorySchemas, limits: Limits) {
     }),
     chargedOperation({
       name: 'memory_delete',
-      mcp: { tool: 'memory_delete', hints: { ...READS, readOnlyHint: false, destructiveHint: true } },
+      mcp: {
+        tool: 'memory_delete',
+        hints: { ...READS, readOnlyHint: false, destructiveHint: true },
+        confirm: (input: { memory_key: string }) =>
+          `Delete the memory "${input.memory_key}"? (memory_restore can bring a version back from its history.)`,
+      },
       title: 'Delete memory',
       http: { method: 'DELETE', path: '/api/ac/memory', ifMatch: true },
       cost: { cents: PRICES.memoryDelete },
@@ -164,6 +169,11 @@ export function memoryOperations(schemas: MemorySchemas, limits: Limits) {
       mcp: {
         tool: 'memory_import',
         hints: { ...READS, readOnlyHint: false, destructiveHint: true, idempotentHint: true },
+        confirm: (input: { policy: string; dry_run: boolean }) =>
+          input.policy === 'skip' || input.dry_run
+            ? undefined
+            : `Import these memories with policy ${input.policy}? Live memories under the same keys will be ` +
+              `replaced${input.policy === 'if_newer' ? ' where the imported line is newer' : ''}.`,
       },
       title: 'Import memories',
       http: { method: 'POST', path: '/api/ac/memory/import', ndjsonBody: schemas.ImportLine },
