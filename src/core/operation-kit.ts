@@ -54,7 +54,7 @@ export interface HttpRoute {
 }
 
 /** How an operation is offered as an MCP tool. */
-export interface McpTool {
+export interface McpTool<In extends z.ZodType = z.ZodType> {
   tool: string;
   hints: ToolHints;
   /**
@@ -62,7 +62,7 @@ export interface McpTool {
    * undefined when the call needs no confirmation. Asked only where the client can answer in the same call
    * (MCP 2026-07-28 with elicitation); elsewhere the call runs as it always has.
    */
-  confirm?: (input: any) => string | undefined;
+  confirm?(input: z.output<In>): string | undefined;
 }
 
 export interface Operation<In extends z.ZodType = z.ZodType, Out extends z.ZodType = z.ZodType> {
@@ -71,7 +71,7 @@ export interface Operation<In extends z.ZodType = z.ZodType, Out extends z.ZodTy
   /** The REST route; absent for an operation that only MCP offers. */
   http?: HttpRoute;
   /** The MCP tool; absent for an operation that only REST offers (registration, the operator's). */
-  mcp?: McpTool;
+  mcp?: McpTool<In>;
   auth: Auth;
   /**
    * Whether the REST request must repeat the key in an `agent_key` field (the spec's rule for its own

@@ -54,8 +54,20 @@ export function readsDirectly(headers: IncomingHttpHeaders, limit: number): numb
   return length > 0 && length <= limit ? length : undefined;
 }
 
-function parseStrict(text: string): unknown {
+/**
+ * The text each parsed JSON body was parsed from, for the face that hands a body on as text (/mcp: the SDK's
+ * handler reads it again, where serializing the parsed value would overflow the stack on a deeply nested one).
+ */
+const bodyTexts = new WeakMap<Request, string>();
+
+/** The JSON text `req.body` was parsed from (without a byte-order mark), when it was. */
+export function jsonTextOf(req: Request): string | undefined {
+  return bodyTexts.get(req);
+}
+
+function parseStrict(req: Request, text: string): unknown {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  bodyTexts.set(req, body);
   if (body.length === 0) return {}; // as body-parser: an empty body is an empty object
   const first = FIRST_CHAR.exec(body)?.[1];
   if (first !== '{' && first !== '[') {
@@ -72,7 +84,14 @@ function parseStrict(text: string): unknown {
 }
 
 export function jsonBody(limit: number): RequestHandler {
-  const fallback = express.json({ limit, strict: true, type: JSON_TYPES });
+  const fallback = express.json({
+    limit,
+    strict: true,
+    type: JSON_TYPES,
+    verify: (req, _res, bytes) => {
+      bodyTexts.set(req as Request, bytes.toString('utf8').replace(/^\uFEFF/u, ''));
+    },
+  });
   return (req, res, next) => {
     if (req.method === 'GET' || req.method === 'HEAD' || !hasBody(req)) return fallback(req, res, next);
     const length = readsDirectly(req.headers, limit);
@@ -106,7 +125,7 @@ export function jsonBody(limit: number): RequestHandler {
       }
       try {
         const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, received);
-        req.body = parseStrict(bytes.toString('utf8'));
+        req.body = parseStrict(req, bytes.toString('utf8'));
       } catch (err) {
         return done(err);
       }

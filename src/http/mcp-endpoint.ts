@@ -16,6 +16,7 @@ import { JSON_RPC, jsonRpcCodeOf } from '../mcp/json-rpc-codes.js';
 import { MCP_PATH } from '../server-paths.js';
 import { httpError } from './error-handler.js';
 import { httpStatusOf } from './http-status.js';
+import { jsonTextOf } from './json-body.js';
 import { identify } from './request-identity.js';
 import { requestLogger } from './request-log.js';
 
@@ -44,6 +45,19 @@ function rebindingGuard(allowed: string[]): RequestHandler {
   const origin = originValidation(allowed);
   return (req, res, next) => {
     if (host(req, res) && origin(req, res)) next();
+  };
+}
+
+/** `req` with its body as `text`, read as a Node stream is (the JSON parser has already read the stream). */
+function bodyAsText(req: Request, text: string) {
+  return {
+    method: req.method,
+    url: req.url,
+    headers: req.headers,
+    ...((req as { auth?: AuthInfo }).auth ? { auth: (req as { auth?: AuthInfo }).auth } : {}),
+    async *[Symbol.asyncIterator]() {
+      yield text;
+    },
   };
 }
 
@@ -80,9 +94,17 @@ export function mountMcpHttp(
     // toNodeHandler hands req.auth to the handler, and so to every tool, as its auth info.
     if (key !== undefined) {
       const extra = { requestId: res.locals.requestId as string | undefined, agentId: account?.id };
-      (req as Request & { auth?: AuthInfo }).auth = { token: key, clientId: 'agent-context', scopes: [], extra };
+      (req as Request & { auth?: AuthInfo }).auth = {
+        token: key,
+        clientId: 'agent-context',
+        scopes: [],
+        extra,
+      };
     }
-    await serve(req, res, req.body);
+    // The handler gets the body as the text it came as (it parses it again): handing it the parsed value
+    // would make the SDK serialize it, which overflows the stack on arguments nested 100,000 deep.
+    const text = jsonTextOf(req);
+    await serve(text === undefined ? req : bodyAsText(req, text), res);
   });
 
   // A body the JSON parser refused (malformed, too large, not JSON) is answered as a JSON-RPC error here,

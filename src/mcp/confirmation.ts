@@ -17,7 +17,9 @@ import type { McpExtra } from './mcp-extra.js';
 
 const INPUT_KEY = 'confirm';
 const Confirmation = z.object({
-  confirm: z.boolean().meta({ title: 'Go ahead', description: 'true to go ahead; false to leave it as it is.' }),
+  confirm: z
+    .boolean()
+    .meta({ title: 'Go ahead', description: 'true to go ahead; false to leave it as it is.' }),
 });
 
 export type ConfirmationOutcome =
@@ -44,7 +46,9 @@ export function confirmationFor(op: Operation, input: unknown, extra: McpExtra):
   return {
     kind: 'ask',
     result: inputRequired({
-      inputRequests: { [INPUT_KEY]: inputRequired.elicit({ message: question, requestedSchema: Confirmation }) },
+      inputRequests: {
+        [INPUT_KEY]: inputRequired.elicit({ message: question, requestedSchema: Confirmation }),
+      },
     }),
   };
 }

@@ -36,7 +36,9 @@ export function installLogging(server: McpServer, era: 'legacy' | 'modern'): Mcp
   return async (extra, level, data) => {
     const threshold =
       era === 'modern'
-        ? (extra.mcpReq.envelope as Record<string, LoggingLevel | undefined> | undefined)?.[LOG_LEVEL_META_KEY]
+        ? (extra.mcpReq.envelope as Record<string, LoggingLevel | undefined> | undefined)?.[
+            LOG_LEVEL_META_KEY
+          ]
         : connectionLevel;
     if (threshold === undefined || SEVERITY[level] < SEVERITY[threshold]) return;
     await extra.mcpReq

@@ -59,7 +59,9 @@ export function registerMemoryResources(server: McpServer, deps: ResourceDeps): 
   };
   const readFailure = (error: AppError) =>
     new ProtocolError(
-      deps.era === 'modern' && error.code === 'not_found' ? JSON_RPC.resourceNotFound : JSON_RPC.resourceFailed,
+      deps.era === 'modern' && error.code === 'not_found'
+        ? JSON_RPC.resourceNotFound
+        : JSON_RPC.resourceFailed,
       error.message,
       error.toBody(),
     );

@@ -7,7 +7,7 @@
  */
 import { PassThrough } from 'node:stream';
 import type { McpServer, Transport } from '@modelcontextprotocol/server';
-import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { Logger } from '../logger.js';
 import type { McpEra } from './create-mcp-server.js';
 

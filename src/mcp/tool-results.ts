@@ -26,12 +26,7 @@ export function toolSuccess(body: Record<string, unknown>, replayed = false): Ca
 
 /** The AppError for a failure, with the MCP way to authenticate in a 401. */
 /** `extra`: the handler's; over HTTP its authInfo carries the request id, which the log line then names. */
-export function mcpError(
-  err: unknown,
-  logger: Logger,
-  context: string,
-  extra?: McpExtra,
-): AppError {
+export function mcpError(err: unknown, logger: Logger, context: string, extra?: McpExtra): AppError {
   const error = toAppError(err);
   if (error.code === 'internal') {
     const reqId = requestIdOf(extra);

@@ -17,8 +17,8 @@ import { fieldsOf, parseInput } from '../core/validation.js';
 import type { Logger } from '../logger.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import { confirmationFor } from './confirmation.js';
-import type { McpLog } from './mcp-log.js';
 import type { McpExtra } from './mcp-extra.js';
+import type { McpLog } from './mcp-log.js';
 import { mcpError, toolFailure, toolSuccess } from './tool-results.js';
 
 type ObjectJsonSchema = Tool['inputSchema'];
@@ -102,9 +102,13 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
         });
       try {
         if (!entry) {
-          throw new AppError('not_found', `Tool ${name} not found: tools/list names the tools of this server.`, {
-            tool: name,
-          });
+          throw new AppError(
+            'not_found',
+            `Tool ${name} not found: tools/list names the tools of this server.`,
+            {
+              tool: name,
+            },
+          );
         }
         const agentId = await deps.agentOf(extra);
         const input = parseInput(entry.op.input, request.params.arguments ?? {}, fieldsOf(entry.op.input));

@@ -1,12 +1,12 @@
 /** Starts `agent-context mcp` from dist/ as a desktop client does (a child process on stdio) and connects the SDK client. */
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { type McpClient, type McpEra, newClient, stdioTransport, TEST_ERA } from './mcp-era.js';
 import { CLI } from './spawn-serve.js';
 
 export interface StdioConnection {
-  client: Client;
+  client: McpClient;
   transport: StdioClientTransport;
   stderr(): string;
   /** Resolves with the exit code once the process has exited. */
@@ -15,22 +15,25 @@ export interface StdioConnection {
 
 export async function connectStdio(
   env: Record<string, string>,
-  options: { cwd?: string; command?: string; args?: string[] } = {},
+  options: { cwd?: string; command?: string; args?: string[]; era?: McpEra } = {},
 ): Promise<StdioConnection> {
-  const transport = new StdioClientTransport({
-    command: options.command ?? process.execPath,
-    args: options.args ?? [CLI, 'mcp'],
-    env: { AC_LOG_FORMAT: 'json', ...env },
-    cwd: options.cwd ?? path.parse(process.cwd()).root,
-    stderr: 'pipe',
-  });
+  const era = options.era ?? TEST_ERA;
+  const transport = stdioTransport(
+    {
+      command: options.command ?? process.execPath,
+      args: options.args ?? [CLI, 'mcp'],
+      env: { AC_LOG_FORMAT: 'json', ...env },
+      cwd: options.cwd ?? path.parse(process.cwd()).root,
+    },
+    era,
+  );
   let stderr = '';
   transport.stderr?.on('data', (d) => {
     stderr += d;
   });
-  const client = new Client({ name: 'stdio-test', version: '1.0.0' });
+  const client = newClient({ era, name: 'stdio-test' });
   await client.connect(transport);
-  // The transport keeps its child process private (SDK 1.32.2); the exit code is what these tests check.
+  // The transport keeps its child process private (both SDK lines); the exit code is what these tests check.
   const child = (transport as unknown as { _process?: ChildProcess })._process;
   if (!child) throw new Error('StdioClientTransport no longer exposes _process: update this helper');
   const exited = new Promise<number | null>((resolve) => {

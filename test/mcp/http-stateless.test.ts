@@ -1,16 +1,15 @@
 /**
  * MCP over Streamable HTTP on PostgreSQL, where several instances share the database and a load balancer may
- * send each request to another one: /mcp is stateless. Two real servers on one test database, the SDK's own
- * client moved from one to the other after initialize, raw requests for what the client does not send.
+ * send each request to another one: /mcp is stateless (on every store; on this one it must be). Two real
+ * servers on one test database, the SDK's own client of the run's era (TEST_ERA) moved from one to the other
+ * after its first request, raw requests for what the client does not send.
  */
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeLiveSource } from '../fakes/fake-live-source.js';
+import { type McpClient as Client, httpTransport, newClient, TEST_ERA } from '../helpers/mcp-era.js';
 import { testDatabase } from '../helpers/postgres.js';
 import { ledgerSum, startTestServer, type TestServer } from '../helpers/test-server.js';
 import { initializeRequest, textJson } from './mcp-harness.js';
@@ -42,15 +41,15 @@ describe('MCP over Streamable HTTP on a shared PostgreSQL store (stateless)', ()
   });
 
   /**
-   * The SDK client, initialized on A; every later request goes to B, as a load balancer without sticky
-   * sessions may send it. `sent` records each request.
+   * The SDK client, opened on A (initialize, or server/discover on 2026-07-28); every later request goes to
+   * B, as a load balancer without sticky sessions may send it. `sent` records each request.
    */
   async function connectAcross(headers: Record<string, string> = {}) {
     const sent: Sent[] = [];
-    const toB: FetchLike = async (url, init) => {
+    const toB = async (url: string | URL, init?: RequestInit) => {
       const body = typeof init?.body === 'string' ? JSON.parse(init.body) : undefined;
       const rpc: string | undefined = body?.method;
-      const to = rpc === 'initialize' ? 'A' : 'B';
+      const to = rpc === 'initialize' || rpc === 'server/discover' ? 'A' : 'B';
       const target = new URL(url);
       target.host = new URL(to === 'A' ? a.url : b.url).host;
       const res = await fetch(target, init);
@@ -63,11 +62,8 @@ describe('MCP over Streamable HTTP on a shared PostgreSQL store (stateless)', ()
       });
       return res;
     };
-    const transport = new StreamableHTTPClientTransport(new URL(`${a.url}/mcp`), {
-      requestInit: { headers },
-      fetch: toB,
-    });
-    const client = new Client({ name: 'across-instances', version: '1.0.0' });
+    const transport = httpTransport(new URL(`${a.url}/mcp`), headers, { fetch: toB as typeof fetch });
+    const client = newClient({ name: 'across-instances' });
     await client.connect(transport);
     clients.push(client);
     return { client, transport, sent };
@@ -75,8 +71,7 @@ describe('MCP over Streamable HTTP on a shared PostgreSQL store (stateless)', ()
 
   it('serves a client initialized on one instance from the other: one store and one ledger', async () => {
     const key = await a.register();
-    const { client, transport, sent } = await connectAcross({ 'X-API-Key': key });
-    expect(transport.sessionId).toBeUndefined();
+    const { client, sent } = await connectAcross({ 'X-API-Key': key });
 
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('memory_store');
     const stored = await client.callTool({
@@ -91,12 +86,18 @@ describe('MCP over Streamable HTTP on a shared PostgreSQL store (stateless)', ()
       credit_balance_cents: 48,
     });
 
-    // initialize on A; everything after it on B, answered without a session (the client's GET for a
-    // notification stream gets 405, which the SDK client takes as "no stream").
+    // Opened on A; everything after it on B, answered without a session (on the 2025 era the client's GET
+    // for a notification stream gets 405, which the SDK client takes as "no stream").
+    const opening =
+      TEST_ERA === 'legacy'
+        ? [
+            ['A', 'POST', 'initialize', 200],
+            ['B', 'POST', 'notifications/initialized', 202],
+            ['B', 'GET', undefined, 405],
+          ]
+        : [['A', 'POST', 'server/discover', 200]];
     expect(sent.map(({ to, http, rpc, status }) => [to, http, rpc, status])).toEqual([
-      ['A', 'POST', 'initialize', 200],
-      ['B', 'POST', 'notifications/initialized', 202],
-      ['B', 'GET', undefined, 405],
+      ...opening,
       ['B', 'POST', 'tools/list', 200],
       ['B', 'POST', 'tools/call', 200],
       ['B', 'POST', 'tools/call', 200],
@@ -111,13 +112,9 @@ describe('MCP over Streamable HTTP on a shared PostgreSQL store (stateless)', ()
       'memory_store',
       'starter_credit',
     ]);
-    const onA = new Client({ name: 'on-a', version: '1.0.0' });
+    const onA = newClient({ name: 'on-a' });
     clients.push(onA);
-    await onA.connect(
-      new StreamableHTTPClientTransport(new URL(`${a.url}/mcp`), {
-        requestInit: { headers: { Authorization: `Bearer ${key}` } },
-      }),
-    );
+    await onA.connect(httpTransport(new URL(`${a.url}/mcp`), { Authorization: `Bearer ${key}` }));
     const again = await onA.callTool({ name: 'memory_retrieve', arguments: { memory_key: 'across' } });
     expect(again.structuredContent).toMatchObject({
       memory: { memory_value: 'stored via B' },
@@ -126,7 +123,7 @@ describe('MCP over Streamable HTTP on a shared PostgreSQL store (stateless)', ()
     expect(await ledgerSum(b, key)).toBe(47);
   });
 
-  it('answers GET and DELETE with 405, Allow: POST and a sentence saying what to do', async () => {
+  it("answers GET and DELETE with 405, as the SDK's stateless legacy mode does", async () => {
     const key = await a.register();
     const headers = { 'x-api-key': key, 'mcp-protocol-version': '2025-06-18' };
     const get = await fetch(`${b.url}/mcp`, { headers: { ...headers, accept: 'text/event-stream' } });
@@ -136,16 +133,8 @@ describe('MCP over Streamable HTTP on a shared PostgreSQL store (stateless)', ()
     });
     for (const res of [get, del]) {
       expect(res.status).toBe(405);
-      expect(res.headers.get('allow')).toBe('POST');
-      const body = (await res.json()) as any;
-      expect(body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000 } });
-      expect(body.error.message).toMatch(/keeps no MCP sessions/);
-      expect(body.error.message).toMatch(/send each JSON-RPC message as a POST/);
+      expect(((await res.json()) as any).error).toMatchObject({ message: 'Method not allowed.' });
     }
-    const put = await fetch(`${b.url}/mcp`, { method: 'PUT', headers });
-    expect(put.status).toBe(405);
-    expect(put.headers.get('allow')).toBe('POST');
-    expect(((await put.json()) as any).error.message).toBe('PUT is not allowed on /mcp; use POST.');
   });
 
   it('takes any request without initialize first, and sends no session id', async () => {
@@ -169,7 +158,7 @@ describe('MCP over Streamable HTTP on a shared PostgreSQL store (stateless)', ()
     expect(init.headers.get('mcp-session-id')).toBeNull();
   });
 
-  it('lists without a key; a call without a key is the same isError result as with sessions', async () => {
+  it('lists without a key; a call without a key is the same isError result as on the JSON file store', async () => {
     const { client } = await connectAcross();
     expect((await client.listTools()).tools).toHaveLength(10);
     expect((await client.listResources()).resources.map((r) => r.uri)).toEqual([
@@ -184,22 +173,20 @@ describe('MCP over Streamable HTTP on a shared PostgreSQL store (stateless)', ()
     expect(textJson(stateless)).toMatchObject({ code: 'unauthorized' });
     expect(textJson(stateless).error).toMatch(/POST \/api\/ac\/register/);
 
-    // The same call on a server with sessions (the JSON file store, named explicitly).
-    const dataDir = await mkdtemp(path.join(tmpdir(), 'ac-mcp-sessions-'));
-    const withSessions = await startTestServer({
+    // The same call on the JSON file store (named explicitly) answers the same.
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'ac-mcp-json-'));
+    const onJson = await startTestServer({
       dataDir,
       env: { DATA_DIR: dataDir, DATABASE_URL: '' },
       live: new FakeLiveSource(),
     });
     try {
-      const transport = new StreamableHTTPClientTransport(new URL(`${withSessions.url}/mcp`));
-      const sessionClient = new Client({ name: 'with-sessions', version: '1.0.0' });
-      clients.push(sessionClient);
-      await sessionClient.connect(transport);
-      expect(transport.sessionId).toMatch(/^[0-9a-f-]{36}$/);
-      expect(await sessionClient.callTool(call)).toEqual(stateless);
+      const jsonClient = newClient({ name: 'on-json' });
+      clients.push(jsonClient);
+      await jsonClient.connect(httpTransport(new URL(`${onJson.url}/mcp`)));
+      expect(await jsonClient.callTool(call)).toEqual(stateless);
     } finally {
-      await withSessions.close();
+      await onJson.close();
     }
   });
 });

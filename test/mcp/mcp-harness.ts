@@ -1,19 +1,23 @@
-/** An MCP client wired in-process (InMemoryTransport) to a server over a real service in a temporary DATA_DIR. */
+/**
+ * An MCP client wired in-process to a server over a real service in a temporary DATA_DIR: on the 2025 era
+ * through a linked pair of in-memory transports, on 2026-07-28 through the SDK's HTTP handler called directly
+ * (no socket), as the SDK's own tests do.
+ */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { createMcpHandler } from '@modelcontextprotocol/server';
 import { loadConfig } from '../../src/config.js';
 import type { LiveDataSource } from '../../src/core/live-port.js';
 import { createMcpServer } from '../../src/mcp/create-mcp-server.js';
 import { openService, type Service } from '../../src/service.js';
+import { httpTransport, type McpClient, type McpEra, newClient, TEST_ERA } from '../helpers/mcp-era.js';
 
 export interface InProcess {
   service: Service;
   /** A client whose calls present `key` (or none). */
-  connect(key: string | undefined): Promise<Client>;
+  connect(key: string | undefined, options?: { era?: McpEra; elicitation?: boolean }): Promise<McpClient>;
   register(email?: string): Promise<string>;
   close(): Promise<void>;
 }
@@ -34,14 +38,24 @@ export async function openInProcess(
     command: 'test',
     ...(options.live ? { live: options.live } : {}),
   });
-  const clients: Client[] = [];
+  const clients: McpClient[] = [];
   return {
     service,
-    connect: async (key) => {
-      const server = createMcpServer({ ...service, keyOf: () => key });
-      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-      const client = new Client({ name: 'test', version: '1.0.0' });
-      await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+    connect: async (key, connectOptions = {}) => {
+      const era = connectOptions.era ?? TEST_ERA;
+      const client = newClient({ era, ...(connectOptions.elicitation ? { elicitation: true } : {}) });
+      if (era === 'legacy') {
+        const server = createMcpServer({ ...service, keyOf: () => key }, 'legacy');
+        const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+        await Promise.all([server.connect(serverSide as never), client.connect(clientSide)]);
+      } else {
+        const handler = createMcpHandler(({ era: served }) =>
+          createMcpServer({ ...service, keyOf: () => key }, served),
+        );
+        const direct = ((input: string | URL | Request, init?: RequestInit) =>
+          handler.fetch(new Request(input, init))) as typeof fetch;
+        await client.connect(httpTransport(new URL('http://in-process/mcp'), {}, { era, fetch: direct }));
+      }
       clients.push(client);
       return client;
     },
@@ -79,12 +93,14 @@ export function initializeRequest(clientName = 'raw-test') {
   };
 }
 
-/** The SDK client over Streamable HTTP to `${baseUrl}/mcp`, sending `headers` with every request. */
-export async function connectHttpClient(baseUrl: string, headers: Record<string, string> = {}) {
-  const transport = new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp`), {
-    requestInit: { headers },
-  });
-  const client = new Client({ name: 'http-test', version: '1.0.0' });
+/** The SDK client of the era over Streamable HTTP to `${baseUrl}/mcp`, sending `headers` with every request. */
+export async function connectHttpClient(
+  baseUrl: string,
+  headers: Record<string, string> = {},
+  options: { era?: McpEra; elicitation?: boolean } = {},
+) {
+  const transport = httpTransport(new URL(`${baseUrl}/mcp`), headers, options);
+  const client = newClient({ ...options, name: 'http-test' });
   await client.connect(transport);
   return { client, transport };
 }

@@ -1,8 +1,9 @@
 /** Every MCP tool, its schemas and hints, and every error path, over the SDK client in-process. */
 
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeLiveSource } from '../fakes/fake-live-source.js';
+import { type McpClient as Client, TEST_ERA } from '../helpers/mcp-era.js';
 import { type InProcess, openInProcess, textJson } from './mcp-harness.js';
 
 describe('MCP tools', () => {
@@ -258,9 +259,28 @@ describe('MCP tools', () => {
     await expect(anonymous.readResource({ uri: 'ac://usage' })).rejects.toThrow(/Missing API key/);
   });
 
-  it('declares logging and offers a prompt', async () => {
+  it('declares logging, sends logs only to a connection that asked, and offers a prompt', async () => {
     expect(client.getServerCapabilities()?.logging).toEqual({});
-    await client.setLoggingLevel('warning');
+    if (TEST_ERA === 'legacy') {
+      // 2026-07-28 asks per request, over the wire: modern-era.test.ts.
+      const c = await h.connect(key);
+      const logs: unknown[] = [];
+      c.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+        logs.push(n.params);
+      });
+      await call('account_info', {}, c);
+      expect(logs).toEqual([]);
+      await c.setLoggingLevel('warning');
+      await call('account_info', {}, c);
+      await call('memory_retrieve', { memory_key: 'never-stored' }, c);
+      expect(logs).toEqual([
+        {
+          level: 'warning',
+          logger: 'agent-context',
+          data: expect.objectContaining({ tool: 'memory_retrieve', outcome: 'not_found' }),
+        },
+      ]);
+    }
     const { prompts } = await client.listPrompts();
     expect(prompts.map((p) => p.name)).toEqual(['recall']);
     const prompt = await client.getPrompt({ name: 'recall', arguments: { topic: 'travel' } });
