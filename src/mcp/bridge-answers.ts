@@ -1,11 +1,10 @@
 /**
- * What the stdio bridge (mcp-bridge.ts) answers in the server's place: when the server is gone or lost the
- * session under a request, and when the server refused a message at the HTTP level (a 429, a 503). A tool
+ * What the stdio bridge (mcp-bridge.ts) answers in the server's place: when the server is gone, and when the
+ * server refused a message at the HTTP level (a 429, a 503). A tool
  * call gets an isError result whose text is the REST error body, as on the direct path, so that the model
  * reads it; any other request gets a JSON-RPC error carrying the same body.
  */
-import type { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, JSONRPCRequest, SdkHttpError } from '@modelcontextprotocol/client';
 import { AppError, type ErrorBody } from '../core/errors.js';
 import { JSON_RPC } from './json-rpc-codes.js';
 
@@ -17,13 +16,6 @@ export function serverGoneMessage(server: string, dataDir: string, why: string, 
     `The agent-context server at ${server}, which this MCP connection went through, has stopped (${why}). ` +
     `${outcome} Restart the agent-context MCP server in your client (or the client itself): it will open ` +
     `the store in ${dataDir} directly, or go through a server again if one runs.`
-  );
-}
-
-export function sessionLostMessage(server: string): string {
-  return (
-    `The agent-context server at ${server} lost this MCP session while the call ran (it restarted, or the ` +
-    'session expired). This call may or may not have been done; check before repeating it.'
   );
 }
 
@@ -44,7 +36,7 @@ export function unavailableAnswer(request: JSONRPCRequest, message: string): JSO
 }
 
 /** The answer to a request the server refused at the HTTP level (its body is a JSON-RPC error). */
-export function refusedAnswer(request: JSONRPCRequest, err: StreamableHTTPError): JSONRPCMessage {
+export function refusedAnswer(request: JSONRPCRequest, err: SdkHttpError): JSONRPCMessage {
   const relayed = relayedError(err);
   const body = restBody(relayed?.data);
   if (body) return errorAnswer(request, body, relayed?.code);
@@ -65,14 +57,10 @@ function restBody(data: unknown): ErrorBody | undefined {
   return typeof body?.error === 'string' && typeof body.code === 'string' ? (body as ErrorBody) : undefined;
 }
 
-/**
- * The JSON-RPC error the server sent with an HTTP error status. The SDK (1.32.2) keeps the response body
- * only in its error's message, after a fixed prefix; the bridge test of a 429 fails if that changes.
- */
-function relayedError(
-  err: StreamableHTTPError,
-): { code: number; message: string; data?: unknown } | undefined {
-  const text = err.message.replace(/^Streamable HTTP error: Error POSTing to endpoint: /u, '');
+/** The JSON-RPC error the server sent with an HTTP error status (the SDK keeps the body as `data.text`). */
+function relayedError(err: SdkHttpError): { code: number; message: string; data?: unknown } | undefined {
+  const text = err.data.text;
+  if (typeof text !== 'string') return undefined;
   try {
     const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown; data?: unknown } };
     if (typeof body.error?.code === 'number' && typeof body.error.message === 'string') {

@@ -2,33 +2,31 @@
  * `agent-context mcp` beside a running `agent-context serve` on the same DATA_DIR: instead of refusing (one
  * writer per store), the stdio process relays its client's JSON-RPC messages to the server's /mcp over
  * Streamable HTTP, as the same agent, so every operation lands in the one store and ledger, and tools,
- * resources, prompts and errors are the server's own. The relay keeps no state of the conversation beyond
- * the client's initialize request, which it replays when the server has expired the session.
+ * resources, prompts and errors are the server's own. Both protocol eras pass through unchanged: the SDK's
+ * client transport sends a 2026-07-28 message with the headers its `_meta` implies, a 2025 one with the
+ * version its initialize agreed. /mcp keeps no session, so the relay keeps no state of the conversation.
  *
  * Every request the client sends gets exactly one answer: the server's, or one the bridge words (see
- * bridge-answers.ts) when the server is gone, lost the session under it, or refused it at the HTTP level.
+ * bridge-answers.ts) when the server is gone or refused it at the HTTP level.
  * When the server goes away the bridge ends cleanly, after answering; the client's next start opens the
  * store directly. It only ever talks to the process that holds the store (`stillHeld`).
  */
-import {
-  StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   isJSONRPCErrorResponse,
   isJSONRPCRequest,
   isJSONRPCResultResponse,
   type JSONRPCMessage,
   type JSONRPCRequest,
-} from '@modelcontextprotocol/sdk/types.js';
+  SdkHttpError,
+  StreamableHTTPClientTransport,
+  type Transport,
+} from '@modelcontextprotocol/client';
 import type { Logger } from '../logger.js';
 import { reachableUrl } from '../store/data-dir-lock.js';
-import { refusedAnswer, serverGoneMessage, sessionLostMessage, unavailableAnswer } from './bridge-answers.js';
+import { refusedAnswer, serverGoneMessage, unavailableAnswer } from './bridge-answers.js';
 
-/** How long a liveness check of the server, or a renewal of the session, may take. */
+/** How long a liveness check of the server may take. */
 const CHECK_TIMEOUT_MS = 2_000;
-const RENEW_TIMEOUT_MS = 10_000;
 
 export interface BridgeOptions {
   /** The server's base URL, from the DATA_DIR lock (e.g. `http://127.0.0.1:8787`). */
@@ -51,15 +49,14 @@ export interface BridgeOptions {
 export interface Bridge {
   /** Resolves once the bridge has ended: the client went away, or the server did. */
   ended: Promise<{ reason: string }>;
-  /** Waits (at most the shutdown timeout) for the answers still due, then ends the session. */
+  /** Waits (at most the shutdown timeout) for the answers still due, then ends the relay. */
   close(reason: string): Promise<void>;
 }
 
-/** The server went away, or is no longer the one that holds the store: `why` says which. */
-class ServerGone extends Error {
-  constructor(readonly why: string) {
-    super(why);
-  }
+/** Whether `err` says the connection was refused: the request never reached the server. */
+function refusedConnection(err: unknown): boolean {
+  const cause = (err as { cause?: { code?: unknown } } | undefined)?.cause;
+  return cause?.code === 'ECONNREFUSED';
 }
 
 /** `promise`, or undefined once `ms` have passed. */
@@ -75,15 +72,14 @@ export async function startMcpBridge(options: BridgeOptions): Promise<Bridge> {
   const { client, logger } = options;
   const base = reachableUrl(options.serverUrl);
   const endpoint = new URL(options.mcpPath, base);
-  let server = connectServer();
-  /** The client's initialize request, replayed when the server has forgotten the session. */
-  let initialize: JSONRPCRequest | undefined;
+  const server = connectServer();
   /** Requests relayed and not yet answered, by id. */
   const pending = new Map<string | number, JSONRPCRequest>();
   let settled: (() => void) | undefined;
-  /** Messages go to the server one after another, so that a session renewal holds the rest back. */
+  /** Messages go to the server one after another, in the order the client sent them. */
   let queue: Promise<void> = Promise.resolve();
-  let renewals = 0;
+  /** Whether a message is being sent (its failure is handled where it was sent). */
+  let sending = false;
   /** Why the server is gone, once it is. */
   let gone: string | undefined;
   let ending = false;
@@ -97,9 +93,11 @@ export async function startMcpBridge(options: BridgeOptions): Promise<Bridge> {
       requestInit: { headers: { 'X-API-Key': options.key } },
     });
     transport.onmessage = (message) => void fromServer(message);
-    // A broken event stream may mean the server stopped: check, and say so if it did.
+    // A broken event stream may mean the server stopped: check, and say so if it did. A failed send is
+    // reported by send itself (failed()), which knows whether the request went out.
     transport.onerror = (err) => {
-      logger.debug({ err }, 'MCP bridge: server transport error');
+      if (sending) return;
+      logger.debug({ err: err.message }, 'MCP bridge: server transport error');
       void checkServer();
     };
     return transport;
@@ -130,47 +128,6 @@ export async function startMcpBridge(options: BridgeOptions): Promise<Bridge> {
     await client.send(message).catch(() => undefined); // notifications and requests of the server
   }
 
-  /**
-   * Starts a new session with the client's own initialize request. Requests on the lost session other than
-   * `retrying` will get no answer from the server: they are answered here.
-   */
-  async function renewSession(retrying: JSONRPCMessage): Promise<void> {
-    if (!initialize) throw new Error('no session to renew');
-    if (!(await options.stillHeld())) throw new ServerGone('it gave up the store');
-    for (const request of [...pending.values()]) {
-      if (request !== retrying) await answer(unavailableAnswer(request, sessionLostMessage(base)));
-    }
-    const protocolVersion = server.protocolVersion;
-    await server.close().catch(() => undefined);
-    server = connectServer();
-    await server.start();
-    const id = `bridge-renew-${++renewals}`;
-    const replied = new Promise<void>((resolve, reject) => {
-      const relayAll = server.onmessage;
-      server.onmessage = (message) => {
-        if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id === id) {
-          server.onmessage = relayAll;
-          if (isJSONRPCErrorResponse(message)) reject(new Error(message.error.message));
-          else resolve();
-          return;
-        }
-        relayAll?.(message);
-      };
-    });
-    await server.send({ ...initialize, id });
-    if (
-      (await within(
-        replied.then(() => true),
-        RENEW_TIMEOUT_MS,
-      )) !== true
-    ) {
-      throw new ServerGone('it did not answer a new initialize');
-    }
-    if (protocolVersion) server.setProtocolVersion(protocolVersion);
-    await server.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    logger.info('MCP bridge: the server had lost the session; a new one was started');
-  }
-
   async function relay(message: JSONRPCMessage): Promise<void> {
     if (gone !== undefined) {
       // The server went away while nothing was waiting: say so in this answer, then end.
@@ -179,31 +136,24 @@ export async function startMcpBridge(options: BridgeOptions): Promise<Bridge> {
       return finish(`the server ${gone}`);
     }
     if (ending) return;
-    if (isJSONRPCRequest(message)) {
-      if (message.method === 'initialize') initialize = message;
-      pending.set(message.id, message);
-    }
+    if (isJSONRPCRequest(message)) pending.set(message.id, message);
+    sending = true;
     try {
       await server.send(message);
     } catch (err) {
-      if (err instanceof StreamableHTTPError && err.code === 404 && initialize && message !== initialize) {
-        try {
-          await renewSession(message);
-          await server.send(message);
-          return;
-        } catch (renewErr) {
-          return failed(message, renewErr);
-        }
-      }
       return failed(message, err);
+    } finally {
+      sending = false;
     }
   }
 
   /** A message the server did not take: it refused it at the HTTP level, or it is gone. */
   async function failed(message: JSONRPCMessage, err: unknown): Promise<void> {
-    if (!(err instanceof StreamableHTTPError)) {
-      logger.info({ err }, 'MCP bridge: the server cannot be reached');
-      return serverGone(err instanceof ServerGone ? err.why : 'it cannot be reached', message);
+    if (!(err instanceof SdkHttpError)) {
+      const why = (await whyGone()) ?? 'it cannot be reached';
+      logger.info({ server: base, why, err: (err as Error)?.message }, 'MCP bridge: the server is gone');
+      // A refused connection took nothing; a connection lost after the request went out may have done it.
+      return serverGone(why, refusedConnection(err) ? message : undefined);
     }
     if (isJSONRPCRequest(message)) await answer(refusedAnswer(message, err));
   }
@@ -230,16 +180,24 @@ export async function startMcpBridge(options: BridgeOptions): Promise<Bridge> {
     end({ reason });
   }
 
-  async function checkServer(): Promise<void> {
-    if (ending || gone !== undefined) return;
+  /** Why the server can no longer be used (it stopped, or gave up the store), or undefined while it can. */
+  async function whyGone(): Promise<string | undefined> {
     const alive = await fetch(new URL(options.pingPath, base), {
       signal: AbortSignal.timeout(CHECK_TIMEOUT_MS),
     })
       .then((res) => res.ok)
       .catch(() => false);
-    if (alive && (await options.stillHeld())) return;
-    logger.info({ server: base }, 'MCP bridge: the server no longer answers');
-    await serverGone(alive ? 'it gave up the store' : 'it no longer answers');
+    if (!alive) return 'it no longer answers';
+    if (!(await options.stillHeld())) return 'it gave up the store';
+    return undefined;
+  }
+
+  async function checkServer(): Promise<void> {
+    if (ending || gone !== undefined) return;
+    const why = await whyGone();
+    if (why === undefined) return;
+    logger.info({ server: base, why }, 'MCP bridge: the server is gone');
+    await serverGone(why);
   }
 
   client.onmessage = (message) => {
@@ -267,11 +225,6 @@ export async function startMcpBridge(options: BridgeOptions): Promise<Bridge> {
         queue.then(() => drained),
         options.shutdownTimeoutMs,
       );
-      if (gone === undefined)
-        await within(
-          server.terminateSession().catch(() => undefined),
-          CHECK_TIMEOUT_MS,
-        );
       await server.close().catch(() => undefined);
     },
   };

@@ -83,9 +83,7 @@ describe('agent-context mcp beside a running server', () => {
 
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
-    // The bridge notices the closed event stream; with nothing waiting, it stays to answer the next call.
-    await new Promise((r) => setTimeout(r, 1_000));
-    expect(bridged.stderr()).toContain('MCP bridge: the server no longer answers');
+    // With nothing waiting, the bridge stays to answer the next call with why.
     const after = await bridged.client.callTool({
       name: 'memory_store',
       arguments: { memory_key: 'later', memory_value: 'x' },
@@ -97,6 +95,7 @@ describe('agent-context mcp beside a running server', () => {
     expect(gone.error).toContain('has stopped (it no longer answers). This call was not done');
     expect(gone.error).toContain(`open the store in ${dataDir} directly`);
     expect(await bridged.exited).toBe(0);
+    expect(bridged.stderr()).toContain('MCP bridge: the server is gone');
     expect(bridged.stderr()).not.toMatch(/"level":(50|60)/);
 
     // The client starts it again: it opens the store directly, with the same tools and the same agent.
@@ -116,26 +115,41 @@ describe('agent-context mcp beside a running server', () => {
     expect(await direct.exited).toBe(0);
   });
 
-  it('starts a new session when the server has expired the old one, and the client never notices', async () => {
-    const dataDir = path.join(root, 'expiry');
-    const server = await spawnServe({ DATA_DIR: dataDir, AC_MCP_SESSION_IDLE_SECONDS: '1' });
+  it('relays both protocol eras: a 2026-07-28 client and a 2025 one see the same tools and the same store', async () => {
+    const dataDir = path.join(root, 'eras');
+    const server = await spawnServe({ DATA_DIR: dataDir });
     try {
       await localKey(dataDir);
-      const bridged = await connectStdio({ DATA_DIR: dataDir });
-      await bridged.client.callTool({
+      const legacy = await connectStdio({ DATA_DIR: dataDir }, { era: 'legacy' });
+      const modern = await connectStdio({ DATA_DIR: dataDir }, { era: 'modern' });
+      // The same tools; `execution.taskSupport` is the 2025 revision's (2026-07-28 moved tasks to an extension).
+      const withoutTasks = ({ execution: _, ...tool }: Record<string, unknown>) => tool;
+      expect((await modern.client.listTools()).tools).toEqual(
+        (await legacy.client.listTools()).tools.map(withoutTasks),
+      );
+      expect(modern.stderr()).toContain(`relaying to ${server.url}/mcp`);
+      const stored = await modern.client.callTool({
         name: 'memory_store',
-        arguments: { memory_key: 'a', memory_value: '1' },
+        arguments: { memory_key: 'era', memory_value: '2026-07-28' },
       });
-      await new Promise((r) => setTimeout(r, 1_800)); // idle past 1 s; the server sweeps every 0.5 s
-      const again = await bridged.client.callTool({
+      expect(stored.structuredContent).toMatchObject({ success: true, cost_cents: 1 });
+      const read = await legacy.client.callTool({
         name: 'memory_retrieve',
-        arguments: { memory_key: 'a' },
+        arguments: { memory_key: 'era' },
       });
-      expect(again.isError, JSON.stringify(again)).toBeFalsy();
-      expect(again.structuredContent).toMatchObject({ memory: { memory_value: '1' } });
-      expect(bridged.stderr()).toContain('a new one was started');
-      await bridged.client.close();
-      expect(await bridged.exited).toBe(0);
+      expect(read.structuredContent).toMatchObject({ memory: { memory_value: '2026-07-28' } });
+      const resource = await modern.client.readResource({ uri: 'ac://memory/era' });
+      expect(JSON.parse((resource.contents[0] as { text: string }).text)).toMatchObject({
+        memory: { memory_value: '2026-07-28' },
+      });
+      // A memory that does not exist: the 2026-07-28 code, relayed as the server answered it.
+      await expect(modern.client.readResource({ uri: 'ac://memory/absent' })).rejects.toMatchObject({
+        code: -32602,
+      });
+      for (const c of [legacy, modern]) {
+        await c.client.close();
+        expect(await c.exited).toBe(0);
+      }
     } finally {
       server.child.kill('SIGTERM');
       await server.exited;
