@@ -88,5 +88,15 @@ export function createMcpServer(deps: McpServerDeps, era: McpEra = 'legacy'): Mc
       ],
     }),
   );
+  // The lists come from the operation table, which cannot change while the process runs: no list_changed
+  // notification will ever come, so none is advertised (a 2026-07-28 client would otherwise hold a
+  // subscriptions/listen stream open for nothing).
+  server.server.registerCapabilities(UNCHANGING_LISTS);
   return server;
 }
+
+const UNCHANGING_LISTS = {
+  tools: { listChanged: false },
+  resources: { listChanged: false },
+  prompts: { listChanged: false },
+};

@@ -84,7 +84,7 @@ const DECLINED =
 export function registerTools(server: McpServer, deps: ToolDeps): void {
   const { core, logger } = deps;
   const entries = toolEntries(deps.operations);
-  server.server.registerCapabilities({ tools: { listChanged: true } });
+  server.server.registerCapabilities({ tools: {} });
   server.server.setRequestHandler('tools/list', () => entries.list);
   server.server.setRequestHandler(
     'tools/call',

@@ -3,6 +3,7 @@
  * over stdio (`agent-context mcp`, the local agent) it lists the nine tools, stores a memory, reads the
  * ac://account resource and exits 5 with the error body on a failing call; over Streamable HTTP
  * (`agent-context serve`, a key registered over REST in X-API-Key) it lists, stores and reads the account.
+ * Both protocol eras: the Inspector's default (2025-11-25, initialize) and `--protocol-era modern` (2026-07-28).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -79,7 +80,13 @@ function toolText(result: any): any {
   return JSON.parse(result.content[0].text);
 }
 
-describe('the MCP Inspector CLI against agent-context mcp (stdio)', () => {
+/** The Inspector's flags for each era: its default, and 2026-07-28. */
+const ERAS = [
+  { era: '2025-11-25', flags: [] as string[] },
+  { era: '2026-07-28', flags: ['--protocol-era', 'modern'] },
+];
+
+describe.each(ERAS)('the MCP Inspector CLI against agent-context mcp (stdio), $era', ({ flags }) => {
   let root: string;
   /** `<node> dist/cli.js mcp -e DATA_DIR=… -e HOME=…`: the server, as the Inspector is told to start it. */
   let target: string[];
@@ -93,6 +100,7 @@ describe('the MCP Inspector CLI against agent-context mcp (stdio)', () => {
       `DATA_DIR=${path.join(root, 'store')}`,
       '-e',
       `HOME=${root}`,
+      ...flags,
     ];
   });
   afterAll(() => rm(root, { recursive: true, force: true }));
@@ -136,45 +144,51 @@ describe('the MCP Inspector CLI against agent-context mcp (stdio)', () => {
   });
 });
 
-describe('the MCP Inspector CLI against agent-context serve (Streamable HTTP)', () => {
-  let root: string;
-  let server: SpawnedServer;
-  beforeAll(async () => {
-    root = await mkdtemp(path.join(tmpdir(), 'ac-inspector-http-'));
-    server = await spawnServe({ DATA_DIR: path.join(root, 'store'), HOME: root });
-  });
-  afterAll(async () => {
-    if (server && server.child.exitCode === null) {
-      server.child.kill('SIGTERM');
-      await server.exited;
-    }
-    await rm(root, { recursive: true, force: true });
-  });
-
-  it('with the key in X-API-Key: lists the tools, stores a memory (charged), reads ac://account', async () => {
-    const reg = await request(server.url, 'POST', '/api/ac/register', {
-      body: { email: 'inspector@example.com' },
+describe.each(ERAS)(
+  'the MCP Inspector CLI against agent-context serve (Streamable HTTP), $era',
+  ({ era, flags }) => {
+    let root: string;
+    let server: SpawnedServer;
+    beforeAll(async () => {
+      root = await mkdtemp(path.join(tmpdir(), 'ac-inspector-http-'));
+      server = await spawnServe({ DATA_DIR: path.join(root, 'store'), HOME: root });
     });
-    expect(reg.status, reg.text).toBe(200);
-    const key = reg.body.agent_key as string;
-    const target = [`${server.url}/mcp`, '--transport', 'http', '--header', `X-API-Key: ${key}`];
-
-    expect(await listAndStore(target, root)).toMatchObject({
-      success: true,
-      cost_cents: 1,
-      credit_balance_cents: 49,
+    afterAll(async () => {
+      if (server && server.child.exitCode === null) {
+        server.child.kill('SIGTERM');
+        await server.exited;
+      }
+      await rm(root, { recursive: true, force: true });
     });
 
-    const account = await inspector([...target, '--method', 'resources/read', '--uri', 'ac://account'], root);
-    expect(account.code, account.stderr).toBe(0);
-    expect(JSON.parse(account.json.result.contents[0].text)).toMatchObject({
-      email: 'inspector@example.com',
-      plan: 'pay-as-you-go',
-      credit_balance_cents: 49,
-    });
+    it('with the key in X-API-Key: lists the tools, stores a memory (charged), reads ac://account', async () => {
+      const reg = await request(server.url, 'POST', '/api/ac/register', {
+        body: { email: `inspector-${era}@example.com` },
+      });
+      expect(reg.status, reg.text).toBe(200);
+      const key = reg.body.agent_key as string;
+      const target = [`${server.url}/mcp`, '--transport', 'http', '--header', `X-API-Key: ${key}`, ...flags];
 
-    // The same balance over REST: one ledger behind both faces.
-    const rest = await request(server.url, 'GET', '/api/ac/account', { key });
-    expect(rest.body).toMatchObject({ credit_balance_cents: 49 });
-  });
-});
+      expect(await listAndStore(target, root)).toMatchObject({
+        success: true,
+        cost_cents: 1,
+        credit_balance_cents: 49,
+      });
+
+      const account = await inspector(
+        [...target, '--method', 'resources/read', '--uri', 'ac://account'],
+        root,
+      );
+      expect(account.code, account.stderr).toBe(0);
+      expect(JSON.parse(account.json.result.contents[0].text)).toMatchObject({
+        email: `inspector-${era}@example.com`,
+        plan: 'pay-as-you-go',
+        credit_balance_cents: 49,
+      });
+
+      // The same balance over REST: one ledger behind both faces.
+      const rest = await request(server.url, 'GET', '/api/ac/account', { key });
+      expect(rest.body).toMatchObject({ credit_balance_cents: 49 });
+    });
+  },
+);
