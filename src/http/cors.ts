@@ -18,6 +18,9 @@ export const CORS_ALLOWED_HEADERS = [
   'X-Request-Id',
   'Mcp-Session-Id',
   'Mcp-Protocol-Version',
+  // MCP 2026-07-28: every request names its method (and tool, resource or prompt) in headers.
+  'Mcp-Method',
+  'Mcp-Name',
   'Last-Event-ID',
 ];
 
