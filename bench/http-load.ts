@@ -188,6 +188,59 @@ export function memoryRetrieveRequests(agents: readonly BenchAgent[]): Autocanno
   ];
 }
 
+/** The MCP protocol eras /mcp serves, as the bench names them. */
+export const MCP_ERAS = ['2025-11-25', '2026-07-28'] as const;
+export type McpRevision = (typeof MCP_ERAS)[number];
+
+/**
+ * memory_retrieve as an MCP tool call over HTTP (`POST /mcp`), in one era: a 2025 client's tools/call after
+ * its initialize (stateless: no session, each POST on its own), or a 2026-07-28 one with its `_meta` envelope
+ * and `Mcp-Method`/`Mcp-Name` headers. A random existing memory of a random agent, as memoryRetrieveRequests.
+ */
+export function mcpRetrieveRequests(
+  agents: readonly BenchAgent[],
+  revision: McpRevision,
+): AutocannonRequest[] {
+  const withMemories = agents.filter((agent) => agent.memoryKeys.length > 0);
+  const modern = revision === '2026-07-28';
+  let id = 0;
+  return [
+    {
+      method: 'POST',
+      path: '/mcp',
+      setupRequest: (request) => {
+        const agent = pick(withMemories);
+        request.headers = {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'x-api-key': agent.key,
+          'mcp-protocol-version': revision,
+          ...(modern ? { 'mcp-method': 'tools/call', 'mcp-name': 'memory_retrieve' } : {}),
+        };
+        request.body = JSON.stringify({
+          jsonrpc: '2.0',
+          id: ++id,
+          method: 'tools/call',
+          params: {
+            name: 'memory_retrieve',
+            arguments: { memory_key: pick(agent.memoryKeys) },
+            ...(modern
+              ? {
+                  _meta: {
+                    'io.modelcontextprotocol/protocolVersion': revision,
+                    'io.modelcontextprotocol/clientCapabilities': {},
+                    'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
+                  },
+                }
+              : {}),
+          },
+        });
+        return request;
+      },
+    },
+  ];
+}
+
 export const SEARCH_LIMIT = 10;
 
 /** memory_search: the newest SEARCH_LIMIT memories of a random agent. */

@@ -4,6 +4,8 @@
  * pre-filled store, with `memory_store` (half new keys, half updates) and `memory_retrieve`.
  */
 import path from 'node:path';
+import { Client as ModernClient } from '@modelcontextprotocol/client';
+import { StdioClientTransport as ModernStdio } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { defer, killPid, ROOT, tail } from './lifecycle.js';
@@ -33,18 +35,33 @@ export interface McpConnection {
   close: () => Promise<void>;
 }
 
+/**
+ * An SDK client over stdio to the server `command` starts: the v1 client (the 2025 era, `initialize`), or with
+ * `era: 'modern'` the v2 client pinned to 2026-07-28 (typed as the v1 one: the calls the bench makes match).
+ */
 export async function connectStdio(
   name: string,
   command: string,
   args: string[],
   env: Record<string, string>,
+  era: 'legacy' | 'modern' = 'legacy',
 ): Promise<McpConnection> {
-  const transport = new StdioClientTransport({ command, args, env, cwd: ROOT, stderr: 'pipe' });
+  const params = { command, args, env, cwd: ROOT, stderr: 'pipe' as const };
+  const transport =
+    era === 'legacy'
+      ? new StdioClientTransport(params)
+      : (new ModernStdio(params) as unknown as StdioClientTransport);
   let stderr = '';
   transport.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString('utf8')).slice(-20_000);
   });
-  const client = new Client({ name: 'agent-context-bench', version: '1.0.0' });
+  const info = { name: 'agent-context-bench', version: '1.0.0' };
+  const client =
+    era === 'legacy'
+      ? new Client(info)
+      : (new ModernClient(info, {
+          versionNegotiation: { mode: { pin: '2026-07-28' } },
+        }) as unknown as Client);
   let pid: number | undefined;
   const close = defer(`${name} over stdio`, async () => {
     await client.close().catch(() => undefined);
@@ -128,7 +145,8 @@ export async function sequential(
 
 /**
  * agent-context over stdio, acting as `agent` on a store of `memories`: sequential memory_store calls
- * (alternately a new key and an update), then memory_retrieve of random keys the agent holds.
+ * (alternately a new key and an update), then memory_retrieve of random keys the agent holds. At the default
+ * log level, as a desktop client runs it; in the given protocol era, whose scenario names end in `suffix`.
  */
 export async function benchAgentContextStdio(opts: {
   dataDir: string;
@@ -137,7 +155,10 @@ export async function benchAgentContextStdio(opts: {
   seconds: number;
   warmupSeconds: number;
   rounds: number;
+  era?: 'legacy' | 'modern';
+  suffix?: string;
 }): Promise<McpResult[]> {
+  const suffix = opts.suffix ?? '';
   const connection = await connectStdio(
     'agent-context mcp',
     process.execPath,
@@ -145,11 +166,11 @@ export async function benchAgentContextStdio(opts: {
     {
       DATA_DIR: opts.dataDir,
       AC_API_KEY: opts.agent.key,
-      AC_LOG_LEVEL: 'warn',
       NODE_ENV: 'production',
       // One agent takes every call here, so new keys would pass the per-agent quota (10,000) within seconds.
       AC_MEMORIES_PER_AGENT: '10000000',
     },
+    opts.era,
   );
   try {
     const keys = [...opts.agent.memoryKeys];
@@ -159,7 +180,7 @@ export async function benchAgentContextStdio(opts: {
     for (let round = 1; round <= opts.rounds; round++) {
       results.push(
         await sequential(
-          'MCP stdio memory_store',
+          `MCP stdio memory_store${suffix}`,
           round,
           opts.memories + keys.length - opts.agent.memoryKeys.length,
           opts.seconds,
@@ -178,7 +199,7 @@ export async function benchAgentContextStdio(opts: {
       );
       results.push(
         await sequential(
-          'MCP stdio memory_retrieve',
+          `MCP stdio memory_retrieve${suffix}`,
           round,
           opts.memories + keys.length - opts.agent.memoryKeys.length,
           opts.seconds,

@@ -2,18 +2,23 @@
  * What the tools that look inside one scenario's load share (`bench:profile`, `bench:gc`): the scenarios they
  * can drive, and their numeric settings from the environment.
  */
+
 import {
   cachedDataRequests,
+  mcpRetrieveRequests,
   memoryRetrieveRequests,
   memorySearchRequests,
   memoryStoreRequests,
 } from './http-load.js';
+import type { BenchAgent } from './prefill.js';
 
 export const SCENARIOS = {
   memory_retrieve: memoryRetrieveRequests,
   memory_store: memoryStoreRequests,
   memory_search: memorySearchRequests,
   data: cachedDataRequests,
+  mcp_2025: (agents: readonly BenchAgent[]) => mcpRetrieveRequests(agents, '2025-11-25'),
+  mcp_2026: (agents: readonly BenchAgent[]) => mcpRetrieveRequests(agents, '2026-07-28'),
 } as const;
 
 export type ScenarioName = keyof typeof SCENARIOS;

@@ -37,6 +37,16 @@ export const PG_SCENARIOS = {
   cachedTwo: 'data (cached) (PostgreSQL, 2 instances)',
 } as const;
 
+/** MCP over HTTP (`POST /mcp`), memory_retrieve as a tool call, one scenario per protocol era (issue 28). */
+export const MCP_HTTP_SCENARIOS = {
+  legacy: 'MCP HTTP memory_retrieve (2025-11-25)',
+  modern: 'MCP HTTP memory_retrieve (2026-07-28)',
+} as const;
+/** 2026-07-28 may cost at most 10% of the 2025 era's throughput over HTTP. */
+export const MCP_ERA_GOAL = 0.9;
+/** The stdio rows of the 2026-07-28 era (the 2025 era's keep their names, 'MCP stdio memory_store'...). */
+export const MODERN_STDIO_SUFFIX = ' (2026-07-28)';
+
 /** The second ceiling: bare Express whose server makes messages with the app's prototypes (for information). */
 export const TUNED_CEILINGS = {
   post: 'bare Express POST, app prototypes',
@@ -325,19 +335,33 @@ export function computeRatios(
     });
   }
   ratios.push(...postgresRatios(http, largest));
+  const eras = perRound(http, MCP_HTTP_SCENARIOS.modern, MCP_HTTP_SCENARIOS.legacy, largest);
+  if (eras.pairs.length) {
+    ratios.push({
+      name: `MCP HTTP memory_retrieve${at}, 2026-07-28 ÷ 2025-11-25`,
+      value: eras.median,
+      unit: 'ratio',
+      goal: `≥ ${MCP_ERA_GOAL.toFixed(2)}`,
+      met: eras.median >= MCP_ERA_GOAL,
+      from: ratioFrom(eras.pairs, `${MCP_HTTP_SCENARIOS.modern} ÷ ${MCP_HTTP_SCENARIOS.legacy}`),
+    });
+  }
   const mcpStores = mcp.filter((r) => r.scenario === 'MCP stdio memory_store');
   const mcpStore = median(mcpStores.map((r) => r.opsPerSec));
   const peerCreate = mcp.find((r) => r.scenario === 'server-memory create_entities');
-  if (mcpStores.length) {
+  for (const suffix of ['', MODERN_STDIO_SUFFIX]) {
+    const rows = mcp.filter((r) => r.scenario === `MCP stdio memory_store${suffix}`);
+    if (rows.length === 0) continue;
+    const value = median(rows.map((r) => r.opsPerSec));
     ratios.push({
-      name: 'MCP stdio memory_store',
-      value: mcpStore,
+      name: `MCP stdio memory_store${suffix || ' (2025-11-25)'}`,
+      value,
       unit: 'ops/s',
       goal: '≥ 2,000 calls/s',
-      met: mcpStore >= 2000,
+      met: value >= 2000,
       from:
-        `sequential; median of ${mcpStores.length} rounds (${mcpStores.map((r) => formatNumber(r.opsPerSec)).join(', ')}); ` +
-        `store of ${formatNumber(mcpStores[0]?.size ?? 0)} memories at the start`,
+        `sequential; median of ${rows.length} rounds (${rows.map((r) => formatNumber(r.opsPerSec)).join(', ')}); ` +
+        `store of ${formatNumber(rows[0]?.size ?? 0)} memories at the start`,
     });
   }
   if (mcpStores.length && peerCreate) {

@@ -36,6 +36,7 @@ import {
   type LoadSettings,
   load,
   loadParallel,
+  mcpRetrieveRequests,
   memoryRetrieveRequests,
   memorySearchRequests,
   memoryStoreRequests,
@@ -63,6 +64,8 @@ import {
   computeRatios,
   formatNumber,
   type Machine,
+  MCP_HTTP_SCENARIOS,
+  MODERN_STDIO_SUFFIX,
   PG_SCENARIOS,
   type PostgresSetup,
   renderMarkdown,
@@ -306,6 +309,13 @@ async function main(): Promise<void> {
       note(await load('memory_retrieve', url, memoryRetrieveRequests(prefill.agents), settings, tags));
       note(await load('memory_search', url, memorySearchRequests(prefill.agents), settings, tags));
       note(await load('data (cached)', url, cachedDataRequests(prefill.agents), settings, tags));
+      for (const [era, revision] of [
+        ['legacy', '2025-11-25'],
+        ['modern', '2026-07-28'],
+      ] as const) {
+        const requests = mcpRetrieveRequests(prefill.agents, revision);
+        note(await load(MCP_HTTP_SCENARIOS[era], url, requests, settings, tags));
+      }
       note(await load('memory_store', url, memoryStoreRequests(prefill.agents), settings, tags));
       // The JSON store's server right after its own load, before the PostgreSQL scenarios leave it idle.
       if (round === rounds) {
@@ -371,8 +381,9 @@ async function main(): Promise<void> {
 
   await Promise.all([bare.stop(), tuned.stop()]);
 
-  {
-    progress(`agent-context MCP over stdio with ${formatNumber(mcpMemories)} memories`);
+  for (const era of ['legacy', 'modern'] as const) {
+    const suffix = era === 'modern' ? MODERN_STDIO_SUFFIX : '';
+    progress(`agent-context MCP over stdio${suffix} with ${formatNumber(mcpMemories)} memories`);
     const { dir, remove } = await makeTempDir('mcp');
     const prefill = await prefillStore(dir, mcpMemories, agents);
     const results = await benchAgentContextStdio({
@@ -382,6 +393,8 @@ async function main(): Promise<void> {
       seconds,
       warmupSeconds,
       rounds,
+      era,
+      suffix,
     });
     for (const result of results) {
       mcp.push(result);

@@ -23,7 +23,7 @@ import { openService } from '../../src/service.js';
 import { StateStore } from '../../src/store/state-store.js';
 import { StoreState } from '../../src/store/store-state.js';
 import { FakeLiveSource } from '../fakes/fake-live-source.js';
-import { ON_POSTGRES, request, startTestServer, type TestServer } from '../helpers/test-server.js';
+import { request, startTestServer, type TestServer } from '../helpers/test-server.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -44,9 +44,8 @@ describe('request ids and security headers', () => {
       server.request('POST', '/mcp', { body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } }),
       server.request('GET', '/api/ac/ready'),
     ]);
-    // /mcp without a session: 400 "initialize first"; stateless (PostgreSQL), 406 for the missing Accept.
-    const mcp = ON_POSTGRES ? 406 : 400;
-    expect(answers.map((a) => a.status)).toEqual([200, 404, 405, 400, 204, mcp, 200]);
+    // /mcp (stateless on every store): 406 for the missing Accept.
+    expect(answers.map((a) => a.status)).toEqual([200, 404, 405, 400, 204, 406, 200]);
     for (const a of answers) expect(a.headers.get('x-request-id')).toMatch(UUID);
     expect(new Set(answers.map((a) => a.headers.get('x-request-id'))).size).toBe(answers.length);
 
