@@ -1,8 +1,12 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The Python SDK's interop test needs Python and its package index: `npm run test:python` only.
+    exclude: process.env.AC_TEST_PYTHON_SDK
+      ? configDefaults.exclude
+      : [...configDefaults.exclude, 'test/python/**'],
     // dist/ first, then the run's PostgreSQL cluster (torn down in the reverse order).
     globalSetup: ['test/global-setup.ts', 'test/postgres-setup.ts'],
     environment: 'node',
