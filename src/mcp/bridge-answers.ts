@@ -4,7 +4,12 @@
  * call gets an isError result whose text is the REST error body, as on the direct path, so that the model
  * reads it; any other request gets a JSON-RPC error carrying the same body.
  */
-import type { JSONRPCMessage, JSONRPCRequest, SdkHttpError } from '@modelcontextprotocol/client';
+import {
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  PROTOCOL_VERSION_META_KEY,
+  type SdkHttpError,
+} from '@modelcontextprotocol/client';
 import { AppError, type ErrorBody } from '../core/errors.js';
 import { JSON_RPC } from './json-rpc-codes.js';
 
@@ -19,6 +24,12 @@ export function serverGoneMessage(server: string, dataDir: string, why: string, 
   );
 }
 
+/** Whether `request` speaks MCP 2026-07-28 (its `_meta` names the revision), whose results carry resultType. */
+function isModern(request: JSONRPCRequest): boolean {
+  const meta = request.params?._meta as Record<string, unknown> | undefined;
+  return typeof meta?.[PROTOCOL_VERSION_META_KEY] === 'string';
+}
+
 /** The answer to `request` with `body` as its error: an isError result for a tool call. */
 export function errorAnswer(
   request: JSONRPCRequest,
@@ -26,7 +37,12 @@ export function errorAnswer(
   rpcCode: number = JSON_RPC.relayFailed,
 ): JSONRPCMessage {
   if (request.method === 'tools/call') {
-    return { jsonrpc: '2.0', id: request.id, result: { isError: true, content: [textOf(body)] } };
+    const result = { isError: true, content: [textOf(body)] };
+    return {
+      jsonrpc: '2.0',
+      id: request.id,
+      result: isModern(request) ? { ...result, resultType: 'complete' } : result,
+    };
   }
   return { jsonrpc: '2.0', id: request.id, error: { code: rpcCode, message: body.error, data: body } };
 }

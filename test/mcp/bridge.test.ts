@@ -42,8 +42,8 @@ describe('agent-context mcp beside a running server', () => {
     const key = await localKey(dataDir);
 
     const bridged = await connectStdio({ DATA_DIR: dataDir });
-    expect(bridged.stderr()).toContain(`relaying to ${server.url}/mcp`);
     const bridgedTools = (await bridged.client.listTools()).tools;
+    expect(bridged.stderr()).toContain(`relaying to ${server.url}/mcp`);
     const stored = await bridged.client.callTool({
       name: 'memory_store',
       arguments: { memory_key: 'project', memory_value: 'apollo', memory_type: 'fact' },
