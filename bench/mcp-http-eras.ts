@@ -21,7 +21,7 @@ async function post(
   path: string,
   body: unknown,
   headers: Record<string, string> = {},
-): Promise<any> {
+): Promise<{ agent_key?: string }> {
   const res = await fetch(`${url}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
