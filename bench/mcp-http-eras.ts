@@ -27,7 +27,7 @@ async function post(
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
   });
-  return res.json();
+  return (await res.json()) as { agent_key?: string };
 }
 
 async function main(): Promise<void> {
@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   const agents: BenchAgent[] = [];
   for (let a = 0; a < 8; a++) {
     const email = `bench${a}@example.com`;
-    const { agent_key: key } = await post(url, '/api/ac/register', { email });
+    const key = (await post(url, '/api/ac/register', { email })).agent_key as string;
     await post(
       url,
       '/api/ac/admin/plan',
