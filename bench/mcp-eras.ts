@@ -8,6 +8,7 @@
  * BENCH_SECONDS (default 5) per phase after BENCH_WARMUP_SECONDS (default 2). Prints one JSON line per phase
  * and a table.
  */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client as ModernClient } from '@modelcontextprotocol/client';
 import { StdioClientTransport as ModernStdio } from '@modelcontextprotocol/client/stdio';
@@ -21,6 +22,8 @@ const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 type Era = 'legacy' | 'modern';
 
 interface Connection {
+  /** The server's process id, for its CPU time. */
+  pid: number | undefined;
   call(name: string, args: Record<string, unknown>): Promise<{ isError?: unknown; content?: unknown }>;
   ping(): Promise<{ isError?: unknown }>;
   prompt(): Promise<{ isError?: unknown }>;
@@ -61,6 +64,7 @@ async function connect(era: Era, dataDir: string): Promise<Connection> {
     await killPid(pid);
   });
   return {
+    pid,
     call: (name, args) => client.callTool({ name, arguments: args }) as Promise<{ isError?: unknown }>,
     ping: () => client.ping() as Promise<{ isError?: unknown }>,
     prompt: () =>
@@ -69,37 +73,77 @@ async function connect(era: Era, dataDir: string): Promise<Connection> {
   };
 }
 
-async function benchEra(era: Era): Promise<McpResult[]> {
+/** CPU seconds (user + system) a process has used, from /proc (Linux). */
+function processCpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return Number.NaN;
+  }
+}
+const CLOCK_TICKS = 100;
+
+/** A phase's result with the CPU both sides spent per call over it (warm-up included), in µs. */
+export interface EraResult extends McpResult {
+  serverCpuUsPerCall: number;
+  clientCpuUsPerCall: number;
+}
+
+async function phase(
+  connection: Connection,
+  scenario: string,
+  call: () => Promise<{ isError?: unknown }>,
+): Promise<EraResult> {
+  const server = processCpuSeconds(connection.pid);
+  const client = process.cpuUsage();
+  let calls = 0;
+  const result = await sequential(scenario, 1, 0, SECONDS, WARMUP, () => {
+    calls++;
+    return call();
+  });
+  const clientUsed = process.cpuUsage(client);
+  return {
+    ...result,
+    serverCpuUsPerCall: ((processCpuSeconds(connection.pid) - server) * 1e6) / calls,
+    clientCpuUsPerCall: (clientUsed.user + clientUsed.system) / calls,
+  };
+}
+
+async function benchEra(era: Era): Promise<EraResult[]> {
   const { dir, remove } = await makeTempDir(`mcp-${era}`);
   const connection = await connect(era, dir);
-  const results: McpResult[] = [];
+  const results: EraResult[] = [];
   const label = era === 'legacy' ? '2025-11-25' : '2026-07-28';
+  // BENCH_PHASES=prompt,store (of ping, prompt, store, account) runs some phases only: for a profile.
+  const wanted = (name: string) =>
+    !process.env.BENCH_PHASES || process.env.BENCH_PHASES.split(',').includes(name);
   try {
-    if (era === 'legacy') {
+    if (era === 'legacy' && wanted('ping')) {
+      results.push(await phase(connection, `${label} ping (ceiling)`, () => connection.ping()));
+    }
+    if (wanted('prompt')) {
+      results.push(await phase(connection, `${label} prompts/get (ceiling)`, () => connection.prompt()));
+    }
+    let n = 0;
+    if (wanted('store'))
       results.push(
-        await sequential(`${label} ping (ceiling)`, 1, 0, SECONDS, WARMUP, () => connection.ping()),
+        await phase(connection, `${label} memory_store`, () => {
+          const i = n++;
+          const key = i % 2 === 0 ? `k${i}` : `k${i - 1}`;
+          return connection.call('memory_store', {
+            memory_key: key,
+            memory_value: `value ${i}`,
+            memory_type: 'context',
+          });
+        }),
+      );
+    if (wanted('account')) {
+      results.push(
+        await phase(connection, `${label} account_info`, () => connection.call('account_info', {})),
       );
     }
-    results.push(
-      await sequential(`${label} prompts/get (ceiling)`, 1, 0, SECONDS, WARMUP, () => connection.prompt()),
-    );
-    let n = 0;
-    results.push(
-      await sequential(`${label} memory_store`, 1, 0, SECONDS, WARMUP, () => {
-        const i = n++;
-        const key = i % 2 === 0 ? `k${i}` : `k${i - 1}`;
-        return connection.call('memory_store', {
-          memory_key: key,
-          memory_value: `value ${i}`,
-          memory_type: 'context',
-        });
-      }),
-    );
-    results.push(
-      await sequential(`${label} account_info`, 1, 0, SECONDS, WARMUP, () =>
-        connection.call('account_info', {}),
-      ),
-    );
   } finally {
     await connection.close();
     await remove();
@@ -108,15 +152,18 @@ async function benchEra(era: Era): Promise<McpResult[]> {
 }
 
 async function main(): Promise<void> {
-  const all: McpResult[] = [];
+  const all: EraResult[] = [];
   // BENCH_ERAS=modern (or legacy) runs one era only.
   const eras = (process.env.BENCH_ERAS?.split(',') ?? ['legacy', 'modern']) as Era[];
   for (const era of eras) all.push(...(await benchEra(era)));
   for (const r of all) console.log(JSON.stringify(r));
-  console.log('\n| phase | calls/s | p50 ms | p99 ms | errors |\n|---|---|---|---|---|');
+  console.log(
+    '\n| phase | calls/s | p50 ms | p99 ms | server CPU µs/call | client CPU µs/call | errors |\n|---|---|---|---|---|---|---|',
+  );
   for (const r of all) {
     console.log(
-      `| ${r.scenario} | ${r.opsPerSec.toFixed(0)} | ${r.p50.toFixed(3)} | ${r.p99.toFixed(3)} | ${r.errors} |`,
+      `| ${r.scenario} | ${r.opsPerSec.toFixed(0)} | ${r.p50.toFixed(3)} | ${r.p99.toFixed(3)} | ` +
+        `${r.serverCpuUsPerCall.toFixed(0)} | ${r.clientCpuUsPerCall.toFixed(0)} | ${r.errors} |`,
     );
   }
 }
