@@ -16,7 +16,6 @@ export const CORS_ALLOWED_HEADERS = [
   'If-Match',
   'If-None-Match',
   'X-Request-Id',
-  'Mcp-Session-Id',
   'Mcp-Protocol-Version',
   // MCP 2026-07-28: every request names its method (and tool, resource or prompt) in headers.
   'Mcp-Method',
@@ -31,7 +30,6 @@ export const CORS_EXPOSED_HEADERS = [
   'RateLimit-Policy',
   'Idempotent-Replayed',
   'ETag',
-  'Mcp-Session-Id',
 ];
 
 /** The CORS middleware for `origins`, or undefined when the list is empty (CORS off). */

@@ -4,8 +4,8 @@
  * (requests already in flight whose headers are not yet sent included), so that no client sends another
  * request on a connection that is about to go; idle kept-alive connections are closed at once. Requests
  * that still arrive on an open connection are answered normally: the store is open until the drain ends.
- * A new long-lived event stream (GET with Accept: text/event-stream, MCP's notification stream) would hold
- * the drain to its bound, so it is refused with 503 and Retry-After.
+ * A new long-lived event stream (GET with Accept: text/event-stream; /mcp itself keeps none) would hold the
+ * drain to its bound, so it is refused with 503 and Retry-After.
  */
 import type { Server } from 'node:http';
 import type { RequestHandler, Response } from 'express';
@@ -18,11 +18,10 @@ export interface Drain {
   /** Mount first: tracks the requests in flight and marks answers while draining. */
   readonly middleware: RequestHandler;
   /**
-   * Stops accepting connections, calls `onDraining` (to end long-lived streams), and waits up to `timeoutMs`
-   * for the requests in flight; then closes every connection left. Resolves once the server is closed,
-   * with the number of requests cut off.
+   * Stops accepting connections and waits up to `timeoutMs` for the requests in flight; then closes every
+   * connection left. Resolves once the server is closed, with the number of requests cut off.
    */
-  close(server: Server, timeoutMs: number, onDraining?: () => void): Promise<{ cutOff: number }>;
+  close(server: Server, timeoutMs: number): Promise<{ cutOff: number }>;
 }
 
 export const DRAIN_RETRY_AFTER_S = 5;
@@ -69,12 +68,11 @@ export function createDrain(): Drain {
       return draining;
     },
     middleware,
-    close: async (server, timeoutMs, onDraining) => {
+    close: async (server, timeoutMs) => {
       draining = true;
       for (const res of inFlight.items()) markClosing(res);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      onDraining?.();
       let timer: NodeJS.Timeout | undefined;
       await new Promise<void>((resolve) => {
         if (inFlight.size === 0) return resolve();

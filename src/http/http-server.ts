@@ -70,7 +70,11 @@ export async function startServer<S extends ServedService>(
     drain,
     readiness: async () => readinessOf(drain.draining, await service.store.health()),
     extraRoutes: (express) => {
-      mcp = mountMcpHttp(express, service, { host: config.host, publicUrl: config.publicUrl });
+      mcp = mountMcpHttp(express, service, {
+        host: config.host,
+        publicUrl: config.publicUrl,
+        bodyMaxBytes: config.bodyMaxBytes,
+      });
     },
   });
   let server: Server;
@@ -126,9 +130,8 @@ export async function startServer<S extends ServedService>(
     service,
     server,
     url,
-    // Graceful: stop accepting, let requests in flight finish within shutdownTimeoutMs (ending MCP's
-    // long-lived event streams at once), cut off the rest, close the MCP sessions, then flush and close the
-    // store, which releases the DATA_DIR lock.
+    // Graceful: stop accepting, let requests in flight finish within shutdownTimeoutMs, cut off the rest,
+    // close the MCP handler, then flush and close the store, which releases the DATA_DIR lock.
     close: () =>
       (closing ??= (async () => {
         const { cutOff } = await drain.close(server, config.shutdownTimeoutMs);

@@ -13,6 +13,7 @@ import { type AuthInfo, createMcpHandler } from '@modelcontextprotocol/server';
 import type { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express';
 import { createMcpServer, type McpServerDeps } from '../mcp/create-mcp-server.js';
 import { JSON_RPC, jsonRpcCodeOf } from '../mcp/json-rpc-codes.js';
+import { logSdkError } from '../mcp/sdk-errors.js';
 import { MCP_PATH } from '../server-paths.js';
 import { httpError } from './error-handler.js';
 import { httpStatusOf } from './http-status.js';
@@ -32,6 +33,8 @@ export interface McpHttpOptions {
   host: string;
   /** The public base URL, whose host name is also allowed by those checks. */
   publicUrl?: string | undefined;
+  /** The largest body the SDK reads itself (one this server's JSON parser did not read: not JSON). */
+  bodyMaxBytes: number;
 }
 
 /** A JSON-RPC error answered by the endpoint itself, before the MCP handler: `id` is null. */
@@ -78,12 +81,13 @@ export function mountMcpHttp(
     const agentId = extra.http?.authInfo?.extra?.agentId;
     return typeof agentId === 'string' ? agentId : undefined;
   };
-  const onerror = (err: Error) => deps.logger.debug({ err: err.message }, 'MCP request refused');
+  const onerror = (err: Error) => logSdkError(deps.logger, err, 'MCP over HTTP');
   const handler = createMcpHandler(({ era }) => createMcpServer({ ...deps, keyOf, knownAgent }, era), {
     legacy: 'stateless',
     onerror,
+    maxRequestBodySize: options.bodyMaxBytes,
   });
-  const serve = toNodeHandler(handler, { onerror });
+  const serve = toNodeHandler(handler, { onerror, maxRequestBodySize: options.bodyMaxBytes });
 
   app.all(MCP_PATH, async (req, res) => {
     const { key, account, error } = await identify(req, deps.core);

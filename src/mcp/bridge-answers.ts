@@ -1,6 +1,7 @@
 /**
- * What the stdio bridge (mcp-bridge.ts) answers in the server's place: when the server is gone, and when the
- * server refused a message at the HTTP level (a 429, a 503). A tool
+ * What the stdio bridge (mcp-bridge.ts) answers in the server's place: when the server is gone, when an
+ * exchange failed while the server stayed, and when the server refused a message at the HTTP level (a 429, a
+ * 503). A tool
  * call gets an isError result whose text is the REST error body, as on the direct path, so that the model
  * reads it; any other request gets a JSON-RPC error carrying the same body.
  */
@@ -21,6 +22,14 @@ export function serverGoneMessage(server: string, dataDir: string, why: string, 
     `The agent-context server at ${server}, which this MCP connection went through, has stopped (${why}). ` +
     `${outcome} Restart the agent-context MCP server in your client (or the client itself): it will open ` +
     `the store in ${dataDir} directly, or go through a server again if one runs.`
+  );
+}
+
+/** The server is still there, but the exchange of this call failed before its answer was read. */
+export function unansweredMessage(server: string): string {
+  return (
+    `The agent-context server at ${server} did not answer this call (the connection failed while it was ` +
+    'sent or answered). This call may or may not have been done; check before repeating it.'
   );
 }
 

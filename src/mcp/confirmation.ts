@@ -13,7 +13,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { Operation } from '../core/operations.js';
-import type { McpExtra } from './mcp-extra.js';
+import { envelopeOf, type McpExtra } from './mcp-extra.js';
 
 const INPUT_KEY = 'confirm';
 const Confirmation = z.object({
@@ -27,11 +27,17 @@ export type ConfirmationOutcome =
   | { kind: 'ask'; result: InputRequiredResult }
   | { kind: 'declined' };
 
-/** Whether this request's client declared it can answer a form elicitation (2026-07-28 envelope). */
+/**
+ * Whether this request's client declared it can answer a form elicitation (2026-07-28 envelope): `elicitation`
+ * with `form`, or empty (which means form). A client of URL elicitation only cannot answer this question.
+ */
 function canElicit(extra: McpExtra): boolean {
-  const envelope = extra.mcpReq.envelope as Record<string, unknown> | undefined;
-  const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY] as { elicitation?: unknown } | undefined;
-  return capabilities?.elicitation !== undefined;
+  const capabilities = envelopeOf(extra)?.[CLIENT_CAPABILITIES_META_KEY] as
+    | { elicitation?: Record<string, unknown> }
+    | undefined;
+  const elicitation = capabilities?.elicitation;
+  if (elicitation === undefined || elicitation === null || typeof elicitation !== 'object') return false;
+  return Object.keys(elicitation).length === 0 || elicitation.form !== undefined;
 }
 
 /** What to do with a call of `op` with `input`: run it, ask first, or stop because the person said no. */

@@ -15,15 +15,12 @@ import { PRICES, SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
 import type { Logger } from '../logger.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import { CACHE_HINTS } from './cache-hints.js';
-import type { McpExtra } from './mcp-extra.js';
+import type { McpEra, McpExtra } from './mcp-extra.js';
 import { installLogging } from './mcp-log.js';
 import { registerMemoryResources } from './resources.js';
 import { registerTools } from './tools.js';
 
-export type { McpExtra };
-
-/** The protocol era a server answers in: `legacy` for 2024-11-05 … 2025-11-25, `modern` for 2026-07-28. */
-export type McpEra = 'legacy' | 'modern';
+export type { McpEra, McpExtra };
 
 /** Which API key the caller presented: from the HTTP headers, or the stdio server's own key. */
 export type KeyOf = (extra: McpExtra) => string | undefined;

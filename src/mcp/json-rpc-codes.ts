@@ -12,7 +12,7 @@ export const JSON_RPC = Object.freeze({
   /** Not a valid request: malformed, too large, or a header that contradicts itself. */
   invalidRequest: -32600,
   internalError: -32603,
-  /** The transport refused: no or unknown session, a method the endpoint does not take, shutting down. */
+  /** The transport refused: shutting down (the SDK uses it too, for a method the endpoint does not take). */
   transportRefused: -32000,
   /** A resource read failed; `data` is the REST error body. */
   resourceFailed: -32001,
@@ -20,8 +20,6 @@ export const JSON_RPC = Object.freeze({
   resourceNotFound: -32602,
   /** The stdio bridge answered in the server's place (it is gone, or refused); `data` is the REST body. */
   relayFailed: -32002,
-  /** A session used with a key that is not its owner's. */
-  sessionForbidden: -32003,
 });
 
 /** The code of a request the transport refused before any method ran, for the error that refused it. */

@@ -23,7 +23,7 @@ import {
 } from '@modelcontextprotocol/client';
 import type { Logger } from '../logger.js';
 import { reachableUrl } from '../store/data-dir-lock.js';
-import { refusedAnswer, serverGoneMessage, unavailableAnswer } from './bridge-answers.js';
+import { refusedAnswer, serverGoneMessage, unansweredMessage, unavailableAnswer } from './bridge-answers.js';
 
 /** How long a liveness check of the server may take. */
 const CHECK_TIMEOUT_MS = 2_000;
@@ -78,8 +78,8 @@ export async function startMcpBridge(options: BridgeOptions): Promise<Bridge> {
   let settled: (() => void) | undefined;
   /** Messages go to the server one after another, in the order the client sent them. */
   let queue: Promise<void> = Promise.resolve();
-  /** Whether a message is being sent (its failure is handled where it was sent). */
-  let sending = false;
+  /** The last error a send threw (handled by failed(), not by the transport's error callback). */
+  let sendFailure: unknown;
   /** Why the server is gone, once it is. */
   let gone: string | undefined;
   let ending = false;
@@ -93,12 +93,14 @@ export async function startMcpBridge(options: BridgeOptions): Promise<Bridge> {
       requestInit: { headers: { 'X-API-Key': options.key } },
     });
     transport.onmessage = (message) => void fromServer(message);
-    // A broken event stream may mean the server stopped: check, and say so if it did. A failed send is
-    // reported by send itself (failed()), which knows whether the request went out.
+    // A broken event stream may mean the server stopped: check, and say so if it did. The transport also
+    // reports here the failure a send is about to throw; that one is handled where it was sent (failed(),
+    // which knows whether the request went out), so the check waits until the send's failure is known.
     transport.onerror = (err) => {
-      if (sending) return;
+      setImmediate(() => {
+        if (err !== sendFailure) void checkServer();
+      });
       logger.debug({ err: err.message }, 'MCP bridge: server transport error');
-      void checkServer();
     };
     return transport;
   }
@@ -135,22 +137,27 @@ export async function startMcpBridge(options: BridgeOptions): Promise<Bridge> {
       await client.send(unavailableAnswer(message, serverGoneMessage(base, options.dataDir, gone, false)));
       return finish(`the server ${gone}`);
     }
-    if (ending) return;
+    // A message the client sent before it closed is still relayed (close() waits for its answer).
     if (isJSONRPCRequest(message)) pending.set(message.id, message);
-    sending = true;
     try {
       await server.send(message);
     } catch (err) {
+      sendFailure = err;
       return failed(message, err);
-    } finally {
-      sending = false;
     }
   }
 
   /** A message the server did not take: it refused it at the HTTP level, or it is gone. */
   async function failed(message: JSONRPCMessage, err: unknown): Promise<void> {
     if (!(err instanceof SdkHttpError)) {
-      const why = (await whyGone()) ?? 'it cannot be reached';
+      const why = await whyGone();
+      if (why === undefined) {
+        // The server is there but this exchange failed (a connection reset, an answer that could not be
+        // read): this request alone is answered, and the relay goes on.
+        logger.info({ server: base, err: (err as Error)?.message }, 'MCP bridge: a message was not relayed');
+        if (isJSONRPCRequest(message)) await answer(unavailableAnswer(message, unansweredMessage(base)));
+        return;
+      }
       logger.info({ server: base, why, err: (err as Error)?.message }, 'MCP bridge: the server is gone');
       // A refused connection took nothing; a connection lost after the request went out may have done it.
       return serverGone(why, refusedConnection(err) ? message : undefined);

@@ -7,7 +7,7 @@
  * client's pipe as much as the call.
  */
 import { LOG_LEVEL_META_KEY, type LoggingLevel, type McpServer } from '@modelcontextprotocol/server';
-import type { McpExtra } from './mcp-extra.js';
+import { envelopeOf, type McpEra, type McpExtra } from './mcp-extra.js';
 
 export type McpLog = (extra: McpExtra, level: LoggingLevel, data: Record<string, unknown>) => Promise<void>;
 
@@ -25,7 +25,7 @@ const SEVERITY: Record<LoggingLevel, number> = {
 const LOGGER = 'agent-context';
 
 /** Installs the era's way of asking for logs on `server` and gives the function that sends them. */
-export function installLogging(server: McpServer, era: 'legacy' | 'modern'): McpLog {
+export function installLogging(server: McpServer, era: McpEra): McpLog {
   let connectionLevel: LoggingLevel | undefined;
   if (era === 'legacy') {
     server.server.setRequestHandler('logging/setLevel', (request) => {
@@ -36,9 +36,7 @@ export function installLogging(server: McpServer, era: 'legacy' | 'modern'): Mcp
   return async (extra, level, data) => {
     const threshold =
       era === 'modern'
-        ? (extra.mcpReq.envelope as Record<string, LoggingLevel | undefined> | undefined)?.[
-            LOG_LEVEL_META_KEY
-          ]
+        ? (envelopeOf(extra)?.[LOG_LEVEL_META_KEY] as LoggingLevel | undefined)
         : connectionLevel;
     if (threshold === undefined || SEVERITY[level] < SEVERITY[threshold]) return;
     await extra.mcpReq

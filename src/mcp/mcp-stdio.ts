@@ -11,7 +11,6 @@
  * It exits cleanly (0), store flushed and DATA_DIR lock released, when stdin closes or on SIGTERM/SIGINT,
  * after the requests in flight have been answered or AC_SHUTDOWN_TIMEOUT_MS has passed.
  */
-import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { createEmptyLiveCache } from '../cache/empty-live-cache.js';
 import { type Config, storePlace } from '../config.js';
 import type { Core } from '../core/core.js';
@@ -28,7 +27,7 @@ import { dataDirAccessError, StoreOpenError } from '../store/store-open-error.js
 import { unavailableStore } from '../store/unavailable-store.js';
 import { createMcpServer } from './create-mcp-server.js';
 import { startMcpBridge } from './mcp-bridge.js';
-import { exitWhenFlushed, onClientGone, serve } from './stdio-lifecycle.js';
+import { exitWhenFlushed, onClientGone, serve, stdioWire } from './stdio-lifecycle.js';
 
 /** What the stdio server needs of the service (src/service.ts builds it; this face does not import it). */
 export interface StdioService {
@@ -202,7 +201,7 @@ async function bridgeTo(holder: LockHolder, config: Readonly<Config>, logger: Lo
     },
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     logger,
-    client: new StdioServerTransport(),
+    client: stdioWire(),
   });
   let stopping = false;
   const stop = (reason: string) => {

@@ -18,7 +18,7 @@ import type { Logger } from '../logger.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import { AGENT_READ } from './cache-hints.js';
 import { JSON_RPC } from './json-rpc-codes.js';
-import type { McpExtra } from './mcp-extra.js';
+import type { McpEra, McpExtra } from './mcp-extra.js';
 import { mcpError } from './tool-results.js';
 
 const JSON_MIME = 'application/json';
@@ -32,7 +32,7 @@ interface ResourceDeps {
   logger: Logger;
   agentOf(extra: McpExtra): Promise<string>;
   /** The protocol era the server answers in: it decides the code of a resource that does not exist. */
-  era: 'legacy' | 'modern';
+  era: McpEra;
   /** Where each read is counted (a charged read of a memory too). */
   metrics?: Pick<ServiceMetrics, 'request'>;
 }

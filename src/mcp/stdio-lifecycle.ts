@@ -10,6 +10,7 @@ import type { McpServer, Transport } from '@modelcontextprotocol/server';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { Logger } from '../logger.js';
 import type { McpEra } from './create-mcp-server.js';
+import { logSdkError } from './sdk-errors.js';
 
 /** Builds the server for a connection of the given era. */
 export type ServerFactory = (era: McpEra) => McpServer;
@@ -51,6 +52,17 @@ export function exitWhenFlushed(code: number): void {
   setTimeout(() => process.exit(code), 1_000).unref();
 }
 
+/**
+ * The SDK's stdio transport over a copy of stdin that never ends: on its own, the transport closes itself when
+ * stdin ends and then refuses to send, which would drop the answers to the requests still in flight. Whoever
+ * uses it stops it when the client is gone (onClientGone), after answering them.
+ */
+export function stdioWire(): StdioServerTransport {
+  const input = new PassThrough();
+  process.stdin.pipe(input, { end: false });
+  return new StdioServerTransport(input, process.stdout);
+}
+
 /** Serves `factory`'s server on stdio and stops it (then `cleanup`) when the client goes away or on a signal. */
 export async function serve(
   factory: ServerFactory,
@@ -58,13 +70,11 @@ export async function serve(
   logger: Logger,
   cleanup: () => Promise<void>,
 ): Promise<void> {
-  const input = new PassThrough();
-  process.stdin.pipe(input, { end: false });
-  const transport = new StdioServerTransport(input, process.stdout);
+  const transport = stdioWire();
   let closing: Promise<void> | undefined;
   const handle = serveStdio(({ era }) => factory(era), {
     transport,
-    onerror: (err) => logger.debug({ err: err.message }, 'MCP stdio: a message was not served'),
+    onerror: (err) => logSdkError(logger, err, 'MCP stdio'),
   });
   const requests = trackRequests(transport);
   const shutdown = (reason: string) => {

@@ -27,7 +27,7 @@ export type McpClient = LegacyClient;
 export interface ClientOptions {
   era?: McpEra;
   name?: string;
-  /** Declare the elicitation capability (and answer with this handler on the 2025 era). */
+  /** Declare the form elicitation capability (the test installs a handler where it answers). */
   elicitation?: boolean;
 }
 

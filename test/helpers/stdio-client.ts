@@ -1,5 +1,5 @@
 /** Starts `agent-context mcp` from dist/ as a desktop client does (a child process on stdio) and connects the SDK client. */
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { type McpClient, type McpEra, newClient, stdioTransport, TEST_ERA } from './mcp-era.js';
@@ -47,4 +47,48 @@ export async function connectStdio(
 export function toolJson(result: unknown): any {
   const content = (result as { content: { type: string; text: string }[] }).content;
   return JSON.parse(content[0]?.text ?? 'null');
+}
+
+/**
+ * Starts `agent-context mcp` raw, writes `messages` (JSON-RPC lines) and ends stdin in the same tick, as a
+ * client that sends its last request and closes; resolves with the exit code and every line it answered.
+ */
+export function sendAndClose(
+  env: Record<string, string>,
+  messages: unknown[],
+): Promise<{ code: number | null; answers: any[]; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, 'mcp'], { cwd: '/', env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      const answers = stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line));
+      resolve({ code, answers, stderr });
+    });
+    child.stdin.end(messages.map((m) => `${JSON.stringify(m)}\n`).join(''));
+  });
+}
+
+/** An initialize, its notification and one tool call, as a 2025 client sends them. */
+export function initializeAndCall(name: string, args: Record<string, unknown>, id = 2): unknown[] {
+  return [
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    },
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } },
+  ];
 }

@@ -235,19 +235,20 @@ describe('MCP over HTTP is under the same limits', () => {
   const INIT = initializeRequest('rate-test');
   const ACCEPT = { accept: 'application/json, text/event-stream' };
 
-  it('a keyed session shares the per-key bucket with REST; the limited tool call charges nothing', async () => {
+  it('a keyed MCP client shares the per-key bucket with REST; the limited tool call charges nothing', async () => {
     const server = await limitedServer({ AC_RATE_LIMIT_PER_KEY_PER_MINUTE: '4' });
     const key = await keyFor(server, 'mcp@example.com');
     const headers = { ...ACCEPT, 'x-api-key': key };
     const init = await server.request('POST', '/mcp', { body: INIT, headers });
     expect(init.status).toBe(200);
-    const session = init.headers.get('mcp-session-id') as string;
+    // No session: each later message goes on its own, with the version initialize agreed.
+    const session = { 'mcp-protocol-version': '2025-06-18' };
     const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
     expect(
       (
         await server.request('POST', '/mcp', {
           body: initialized,
-          headers: { ...headers, 'mcp-session-id': session },
+          headers: { ...headers, ...session },
         })
       ).status,
     ).toBe(202);
@@ -259,7 +260,7 @@ describe('MCP over HTTP is under the same limits', () => {
           method: 'tools/call',
           params: { name: 'memory_store', arguments: { memory_key: `m${id}`, memory_value: 'v' } },
         },
-        headers: { ...headers, 'mcp-session-id': session },
+        headers: { ...headers, ...session },
       });
     const ok = await call(2);
     expect(ok.status).toBe(200);

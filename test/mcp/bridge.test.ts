@@ -11,7 +11,7 @@ import { LOCAL_AGENT_FILE } from '../../src/store/json-file-store.js';
 import { type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
 import { FORECAST_PARIS, GEOCODING_PARIS } from '../fixtures/live/open-meteo.js';
 import { spawnServe } from '../helpers/spawn-serve.js';
-import { connectStdio, toolJson } from '../helpers/stdio-client.js';
+import { connectStdio, initializeAndCall, sendAndClose, toolJson } from '../helpers/stdio-client.js';
 import { request } from '../helpers/test-server.js';
 
 async function localKey(dataDir: string): Promise<string> {
@@ -150,6 +150,25 @@ describe('agent-context mcp beside a running server', () => {
         await c.client.close();
         expect(await c.exited).toBe(0);
       }
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+  });
+
+  it('answers the calls still in flight when stdin closes, then exits 0', async () => {
+    const dataDir = path.join(root, 'closing');
+    const server = await spawnServe({ DATA_DIR: dataDir });
+    try {
+      await localKey(dataDir);
+      const { code, answers, stderr } = await sendAndClose(
+        { DATA_DIR: dataDir },
+        initializeAndCall('memory_store', { memory_key: 'bridged-last', memory_value: 'kept' }),
+      );
+      expect(stderr).toContain(`relaying to ${server.url}/mcp`);
+      expect(code).toBe(0);
+      const call = answers.find((a) => a.id === 2);
+      expect(call?.result?.structuredContent).toMatchObject({ success: true });
     } finally {
       server.child.kill('SIGTERM');
       await server.exited;

@@ -12,7 +12,7 @@ import { openService } from '../../src/service.js';
 import { LOCAL_AGENT_FILE, STORE_FILE } from '../../src/store/json-file-store.js';
 import { FakeLiveSource } from '../fakes/fake-live-source.js';
 import { CLI } from '../helpers/spawn-serve.js';
-import { connectStdio, toolJson } from '../helpers/stdio-client.js';
+import { connectStdio, initializeAndCall, sendAndClose, toolJson } from '../helpers/stdio-client.js';
 import { startTestServer } from '../helpers/test-server.js';
 
 async function registerIn(dataDir: string, email: string): Promise<string> {
@@ -161,6 +161,19 @@ describe('MCP over stdio', () => {
     const service = await openService(config, { command: 'test' });
     await service.close();
   });
+
+  it('answers the calls still in flight when stdin closes, then exits 0', async () => {
+    const { code, answers } = await sendAndClose(
+      { DATA_DIR: dataDir },
+      initializeAndCall('memory_store', { memory_key: 'last-words', memory_value: 'kept' }),
+    );
+    expect(code).toBe(0);
+    const call = answers.find((a) => a.id === 2);
+    expect(call?.result?.structuredContent).toMatchObject({
+      success: true,
+      memory: { memory_key: 'last-words' },
+    });
+  });
 });
 
 describe('a stdio server that cannot serve still answers, and says why in every result', () => {
@@ -231,6 +244,8 @@ describe('a stdio server that cannot serve still answers, and says why in every 
   it('a store another stdio server holds', async () => {
     const dir = path.join(root, 'held');
     const holder = await connectStdio({ DATA_DIR: dir });
+    // A 2026-07-28 client connects without a word to the process: one call, so that it has opened the store.
+    await holder.client.callTool({ name: 'account_info', arguments: {} });
     try {
       const { body } = await unavailable({ DATA_DIR: dir });
       expect(body.error).toContain(`is in use by agent-context mcp (pid ${holder.transport.pid}`);

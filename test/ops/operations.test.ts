@@ -141,10 +141,12 @@ describe('CORS for listed origins', () => {
         'content-type',
         'idempotency-key',
         'x-request-id',
-        'mcp-session-id',
         'mcp-protocol-version',
+        'mcp-method',
+        'mcp-name',
       ])
         expect(allowed).toContain(h);
+      expect(allowed).not.toContain('mcp-session-id'); // /mcp keeps no sessions
       expect(res.headers.get('access-control-allow-credentials')).toBeNull();
     }
   });
@@ -159,9 +161,10 @@ describe('CORS for listed origins', () => {
       'ratelimit',
       'ratelimit-policy',
       'idempotent-replayed',
-      'mcp-session-id',
+      'etag',
     ])
       expect(exposed).toContain(h);
+    expect(exposed).not.toContain('mcp-session-id');
     expect(ok.headers.get('vary')).toContain('Origin');
 
     for (const res of [

@@ -6,7 +6,7 @@ Usage: mcp_client_check.py stdio|http legacy|modern TARGET [KEY]
   http:  TARGET is the /mcp URL; KEY goes in X-API-Key.
   legacy opens with `initialize` (the 2025 era), modern with `server/discover` (2026-07-28).
 Prints one JSON object: the era the session landed on, the tool names, a stored memory read back, a resource
-read, and an error result. test/mcp/python-client.test.ts runs it and checks what it prints.
+read, and an error result. test/python/python-client.test.ts runs it and checks what it prints.
 """
 
 import asyncio
