@@ -165,8 +165,18 @@ describe('MCP 2026-07-28 on /mcp', () => {
     });
     expect(noEnvelope.status).toBe(400);
     expect(((await noEnvelope.json()) as any).error.code).toBe(-32602);
-    // None of these ran anything: the balance is untouched.
+    // A charged call refused the same way runs nothing: no memory, no charge.
+    const store = { name: 'memory_store', arguments: { memory_key: 'refused', memory_value: 'v' } };
+    const mismatch = await rpc('tools/call', store, { headers: { 'mcp-name': 'account_info' } });
+    expect(mismatch.json.error.code).toBe(-32020);
+    const wrongVersion = await rpc('tools/call', store, {
+      headers: { 'mcp-protocol-version': '2099-01-01' },
+      meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' },
+    });
+    expect(wrongVersion.json.error.code).toBe(-32022);
     expect(await ledgerSum(server, key)).toBe(50);
+    const absent = await rpc('tools/call', { name: 'memory_retrieve', arguments: { memory_key: 'refused' } });
+    expect(textJson(absent.json.result)).toMatchObject({ code: 'not_found' });
   });
 
   it('puts resultType and serverInfo on every result, and serves a request without clientInfo', async () => {
@@ -244,6 +254,26 @@ describe('MCP 2026-07-28 on /mcp', () => {
     expect(failed.json.result.isError).toBe(true);
   });
 
+  it('arguments nested 100,000 deep: an isError result naming the field, not a stack overflow', async () => {
+    const body = `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"memory_store","arguments":{"memory_key":"k","memory_value":"v","metadata":{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}},"_meta":{"io.modelcontextprotocol/protocolVersion":"${MODERN_REVISION}","io.modelcontextprotocol/clientCapabilities":{}}}}`;
+    const res = await fetch(`${server.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': MODERN_REVISION,
+        'mcp-method': 'tools/call',
+        'mcp-name': 'memory_store',
+        'x-api-key': key,
+      },
+      body,
+    });
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as any;
+    expect(answer.result.isError).toBe(true);
+    expect(textJson(answer.result)).toMatchObject({ code: 'invalid_input', field: 'metadata' });
+  });
+
   it('answers a memory that does not exist with -32602 (resource not found), the REST body as data', async () => {
     const res = await rpc('resources/read', { uri: 'ac://memory/never-stored' });
     expect(res.json.error).toMatchObject({
@@ -315,20 +345,42 @@ describe('MCP 2026-07-28 on /mcp', () => {
 
     it('a declined or cancelled confirmation, or confirm false, does nothing and charges nothing', async () => {
       const before = await balance();
+      const line = `${JSON.stringify({ memory_key: 'b', memory_value: 'replaced' })}\n`;
       for (const answer of [
         { action: 'decline' },
         { action: 'cancel' },
         { action: 'accept', content: { confirm: false } },
       ]) {
-        const res = await rpc(
-          'tools/call',
-          { name: 'memory_delete', arguments: { memory_key: 'b' }, inputResponses: { confirm: answer } },
-          { key: agent, capabilities: ELICITS },
-        );
-        expect(res.json.result.isError).toBe(true);
-        expect(textJson(res.json.result)).toMatchObject({ code: 'conflict', declined: true });
+        for (const call of [
+          { name: 'memory_delete', arguments: { memory_key: 'b' } },
+          { name: 'memory_import', arguments: { ndjson: line, policy: 'overwrite' } }, // charged if run
+        ]) {
+          const res = await rpc(
+            'tools/call',
+            { ...call, inputResponses: { confirm: answer } },
+            { key: agent, capabilities: ELICITS },
+          );
+          expect(res.json.result.isError).toBe(true);
+          expect(textJson(res.json.result)).toMatchObject({ code: 'conflict', declined: true });
+        }
       }
       expect(await balance()).toBe(before);
+      const kept = await rpc(
+        'tools/call',
+        { name: 'memory_retrieve', arguments: { memory_key: 'b' } },
+        { key: agent },
+      );
+      expect(kept.json.result.structuredContent.memory.memory_value).toBe('b');
+    });
+
+    it('does not ask a client that can answer only URL elicitations: its call runs', async () => {
+      const line = `${JSON.stringify({ memory_key: 'url-only', memory_value: 'v' })}\n`;
+      const res = await rpc(
+        'tools/call',
+        { name: 'memory_import', arguments: { ndjson: line, policy: 'overwrite' } },
+        { key: agent, capabilities: { elicitation: { url: {} } } },
+      );
+      expect(res.json.result).toMatchObject({ resultType: 'complete', structuredContent: { created: 1 } });
     });
 
     it('does not ask a client without elicitation, a dry run, or an import that replaces nothing', async () => {
