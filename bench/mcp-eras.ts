@@ -36,7 +36,8 @@ async function connect(era: Era, dataDir: string): Promise<Connection> {
     // BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=DIR' profiles the server.
     args: [
       ...(process.env.BENCH_SERVER_NODE_ARGS?.split(' ') ?? []),
-      path.join(ROOT, 'dist', 'cli.js'),
+      // BENCH_CLI=<path of a cli.js> measures another build (an older commit's, say) the same way.
+      process.env.BENCH_CLI ?? path.join(ROOT, 'dist', 'cli.js'),
       'mcp',
     ],
     // The default log level: what a desktop client runs with.
@@ -44,6 +45,8 @@ async function connect(era: Era, dataDir: string): Promise<Connection> {
       DATA_DIR: dataDir,
       NODE_ENV: 'production',
       PATH: process.env.PATH ?? '',
+      // BENCH_LOG_LEVEL sets AC_LOG_LEVEL; unset, the server runs at its default (info).
+      ...(process.env.BENCH_LOG_LEVEL ? { AC_LOG_LEVEL: process.env.BENCH_LOG_LEVEL } : {}),
     },
     cwd: ROOT,
     stderr: 'ignore' as const,

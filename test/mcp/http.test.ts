@@ -117,7 +117,7 @@ describe('MCP over Streamable HTTP', () => {
     }
   });
 
-  it('refuses a foreign Host or Origin header on a loopback bind (DNS rebinding), before any key is read', async () => {
+  it('refuses a foreign Host or Origin header on a loopback bind (DNS rebinding), whatever else the request says', async () => {
     const { port } = new URL(server.url);
     const body = JSON.stringify(initializeRequest());
     const http = await import('node:http');

@@ -11,9 +11,10 @@ import { loadConfig } from '../../src/config.js';
 import { openService } from '../../src/service.js';
 import { LOCAL_AGENT_FILE, STORE_FILE } from '../../src/store/json-file-store.js';
 import { FakeLiveSource } from '../fakes/fake-live-source.js';
+import { testDatabase } from '../helpers/postgres.js';
 import { CLI } from '../helpers/spawn-serve.js';
 import { connectStdio, initializeAndCall, sendAndClose, toolJson } from '../helpers/stdio-client.js';
-import { startTestServer } from '../helpers/test-server.js';
+import { ledgerSum, startTestServer } from '../helpers/test-server.js';
 
 async function registerIn(dataDir: string, email: string): Promise<string> {
   const config = loadConfig({ DATA_DIR: dataDir, AC_LOG_LEVEL: 'silent' });
@@ -131,6 +132,38 @@ describe('MCP over stdio', () => {
       expect(res.body).toMatchObject({ memory: { memory_value: 'v' }, credit_balance_cents: 48 });
     } finally {
       await server.stop();
+    }
+  });
+
+  it('on a shared PostgreSQL database, with AC_API_KEY: one ledger with the servers of that database', async () => {
+    const db = await testDatabase({ label: 'stdio' });
+    const server = await startTestServer({
+      env: { DATABASE_URL: db.url, DATA_DIR: '' },
+      live: new FakeLiveSource(),
+    });
+    try {
+      const key = await server.register('stdio-pg@example.com');
+      const { client, exited } = await connectStdio({ DATABASE_URL: db.url, AC_API_KEY: key });
+      const stored = await client.callTool({
+        name: 'memory_store',
+        arguments: { memory_key: 'pg', memory_value: 'in the database' },
+      });
+      expect(stored.structuredContent).toMatchObject({ success: true, credit_balance_cents: 49 });
+      const failed = await client.callTool({ name: 'memory_retrieve', arguments: { memory_key: 'absent' } });
+      expect(toolJson(failed)).toMatchObject({ code: 'not_found' });
+      await client.close();
+      expect(await exited).toBe(0);
+      const res = await server.request('GET', '/api/ac/memory', {
+        key,
+        query: { agent_key: key, memory_key: 'pg' },
+      });
+      expect(res.body).toMatchObject({
+        memory: { memory_value: 'in the database' },
+        credit_balance_cents: 48,
+      });
+      expect(await ledgerSum(server, key)).toBe(48);
+    } finally {
+      await server.close();
     }
   });
 
