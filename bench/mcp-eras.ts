@@ -10,12 +10,8 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Client as ModernClient } from '@modelcontextprotocol/client';
-import { StdioClientTransport as ModernStdio } from '@modelcontextprotocol/client/stdio';
-import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport as LegacyStdio } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { cleanupAll, defer, killPid, makeTempDir, ROOT } from './lifecycle.js';
-import { type McpResult, sequential } from './mcp-stdio.js';
+import { cleanupAll, makeTempDir, ROOT } from './lifecycle.js';
+import { connectStdio, type McpResult, sequential } from './mcp-stdio.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
@@ -31,41 +27,27 @@ interface Connection {
 }
 
 async function connect(era: Era, dataDir: string): Promise<Connection> {
-  const params = {
-    command: process.execPath,
+  const args = [
     // BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=DIR' profiles the server.
-    args: [
-      ...(process.env.BENCH_SERVER_NODE_ARGS?.split(' ') ?? []),
-      // BENCH_CLI=<path of a cli.js> measures another build (an older commit's, say) the same way.
-      process.env.BENCH_CLI ?? path.join(ROOT, 'dist', 'cli.js'),
-      'mcp',
-    ],
-    // The default log level: what a desktop client runs with.
-    env: {
-      DATA_DIR: dataDir,
-      NODE_ENV: 'production',
-      PATH: process.env.PATH ?? '',
-      // BENCH_LOG_LEVEL sets AC_LOG_LEVEL; unset, the server runs at its default (info).
-      ...(process.env.BENCH_LOG_LEVEL ? { AC_LOG_LEVEL: process.env.BENCH_LOG_LEVEL } : {}),
-    },
-    cwd: ROOT,
-    stderr: 'ignore' as const,
+    ...(process.env.BENCH_SERVER_NODE_ARGS?.split(' ') ?? []),
+    // BENCH_CLI=<path of a cli.js> measures another build (an older commit's, say) the same way.
+    process.env.BENCH_CLI ?? path.join(ROOT, 'dist', 'cli.js'),
+    'mcp',
+  ];
+  // The default log level, what a desktop client runs with, unless BENCH_LOG_LEVEL sets AC_LOG_LEVEL.
+  const env = {
+    DATA_DIR: dataDir,
+    NODE_ENV: 'production',
+    PATH: process.env.PATH ?? '',
+    ...(process.env.BENCH_LOG_LEVEL ? { AC_LOG_LEVEL: process.env.BENCH_LOG_LEVEL } : {}),
   };
-  const info = { name: 'agent-context-bench', version: '1.0.0' };
-  const client =
-    era === 'legacy'
-      ? new LegacyClient(info)
-      : (new ModernClient(info, {
-          versionNegotiation: { mode: { pin: '2026-07-28' } },
-        }) as unknown as LegacyClient);
-  const transport =
-    era === 'legacy' ? new LegacyStdio(params) : (new ModernStdio(params) as unknown as LegacyStdio);
-  await client.connect(transport);
-  const pid = transport.pid ?? undefined;
-  const close = defer(`${era} stdio`, async () => {
-    await client.close().catch(() => undefined);
-    await killPid(pid);
-  });
+  const { client, pid, close } = await connectStdio(
+    `agent-context mcp (${era})`,
+    process.execPath,
+    args,
+    env,
+    era,
+  );
   return {
     pid,
     call: (name, args) => client.callTool({ name, arguments: args }) as Promise<{ isError?: unknown }>,

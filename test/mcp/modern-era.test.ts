@@ -36,6 +36,20 @@ describe('MCP 2026-07-28 on /mcp', () => {
   });
   afterAll(() => server.close());
 
+  /** POSTs `body` (text) to /mcp with the 2026-07-28 version header and `headers`, as sent: for what rpc() fixes. */
+  function rawPost(headers: Record<string, string>, body: string): Promise<Response> {
+    return fetch(`${server.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': MODERN_REVISION,
+        ...headers,
+      },
+      body,
+    });
+  }
+
   interface Options {
     headers?: Record<string, string>;
     meta?: Record<string, unknown>;
@@ -66,19 +80,15 @@ describe('MCP 2026-07-28 on /mcp', () => {
       },
     };
     const callerKey = options.key === undefined ? key : options.key;
-    const res = await fetch(`${server.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': MODERN_REVISION,
+    const res = await rawPost(
+      {
         'mcp-method': method,
         ...(name ? { 'mcp-name': name } : {}),
         ...(callerKey ? { 'x-api-key': callerKey } : {}),
         ...options.headers,
       },
-      body: JSON.stringify(body),
-    });
+      JSON.stringify(body),
+    );
     const text = await res.text();
     const messages = res.headers.get('content-type')?.startsWith('text/event-stream')
       ? [...text.matchAll(/^data: (.*)$/gmu)].map((m) => JSON.parse(m[1] as string))
@@ -123,16 +133,9 @@ describe('MCP 2026-07-28 on /mcp', () => {
     );
     expect(name.status).toBe(400);
     expect(name.json.error.code).toBe(-32020);
-    const noName = await fetch(`${server.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': MODERN_REVISION,
-        'mcp-method': 'tools/call',
-        'x-api-key': key,
-      },
-      body: JSON.stringify({
+    const noName = await rawPost(
+      { 'mcp-method': 'tools/call', 'x-api-key': key },
+      JSON.stringify({
         jsonrpc: '2.0',
         id: 1,
         method: 'tools/call',
@@ -145,7 +148,7 @@ describe('MCP 2026-07-28 on /mcp', () => {
           },
         },
       }),
-    });
+    );
     expect(noName.status).toBe(400);
     expect(((await noName.json()) as any).error.code).toBe(-32020);
 
@@ -153,16 +156,10 @@ describe('MCP 2026-07-28 on /mcp', () => {
     expect(unknown.status).toBe(404);
     expect(unknown.json.error.code).toBe(-32601);
 
-    const noEnvelope = await fetch(`${server.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': MODERN_REVISION,
-        'mcp-method': 'tools/list',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
-    });
+    const noEnvelope = await rawPost(
+      { 'mcp-method': 'tools/list' },
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+    );
     expect(noEnvelope.status).toBe(400);
     expect(((await noEnvelope.json()) as any).error.code).toBe(-32602);
     // A charged call refused the same way runs nothing: no memory, no charge.
@@ -256,18 +253,10 @@ describe('MCP 2026-07-28 on /mcp', () => {
 
   it('arguments nested 100,000 deep: an isError result naming the field, not a stack overflow', async () => {
     const body = `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"memory_store","arguments":{"memory_key":"k","memory_value":"v","metadata":{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}},"_meta":{"io.modelcontextprotocol/protocolVersion":"${MODERN_REVISION}","io.modelcontextprotocol/clientCapabilities":{}}}}`;
-    const res = await fetch(`${server.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': MODERN_REVISION,
-        'mcp-method': 'tools/call',
-        'mcp-name': 'memory_store',
-        'x-api-key': key,
-      },
+    const res = await rawPost(
+      { 'mcp-method': 'tools/call', 'mcp-name': 'memory_store', 'x-api-key': key },
       body,
-    });
+    );
     expect(res.status).toBe(200);
     const answer = (await res.json()) as any;
     expect(answer.result.isError).toBe(true);

@@ -10,24 +10,19 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_LIMITS } from '../../src/core/limits.js';
+import { createOperations } from '../../src/core/operations.js';
+import { createSchemas } from '../../src/core/schemas.js';
 import { runProcess } from '../helpers/run-process.js';
 import { CLI, type SpawnedServer, spawnServe } from '../helpers/spawn-serve.js';
 import { request } from '../helpers/test-server.js';
 
 const SDK = 'mcp==2.3.0';
 const SCRIPT = path.resolve('test/python/mcp_client_check.py');
-const TOOLS = [
-  'account_info',
-  'data_fetch',
-  'memory_delete',
-  'memory_history',
-  'memory_import',
-  'memory_restore',
-  'memory_retrieve',
-  'memory_search',
-  'memory_store',
-  'memory_store_batch',
-];
+/** The tools the operation table offers, by name. */
+const TOOLS = createOperations(createSchemas(DEFAULT_LIMITS))
+  .flatMap((op) => (op.mcp ? [op.mcp.tool] : []))
+  .sort();
 
 /** A Python with the SDK installed: AC_TEST_PYTHON, or a venv made once in the temporary directory. */
 async function python(): Promise<string> {
