@@ -12,6 +12,7 @@ const ACCESS_CODES: Record<string, string> = {
   EPERM: 'operation not permitted',
   EROFS: 'read-only file system',
   ENOTDIR: 'a part of the path is a file, not a directory',
+  EEXIST: 'it is a file, not a directory',
   ENOSPC: 'no space left on the device',
   EDQUOT: 'disk quota exceeded',
 };

@@ -97,6 +97,7 @@ describe('agent-context mcp beside a running server', () => {
     expect(await bridged.exited).toBe(0);
     expect(bridged.stderr()).toContain('MCP bridge: the server is gone');
     expect(bridged.stderr()).not.toMatch(/"level":(50|60)/);
+    expect(bridged.stderr()).not.toContain('"stack"'); // the server going away is a known condition
 
     // The client starts it again: it opens the store directly, with the same tools and the same agent.
     const direct = await connectStdio({ DATA_DIR: dataDir });
@@ -230,6 +231,7 @@ describe('agent-context mcp beside a running server', () => {
       expect(body.code).toBe('unavailable');
       expect(body.error).toContain('This call may or may not have been done');
       expect(await bridged.exited).toBe(0);
+      expect(bridged.stderr()).not.toContain('"stack"');
     } finally {
       if (server.child.exitCode === null) server.child.kill('SIGKILL');
       await upstream.close();

@@ -231,7 +231,9 @@ describe('a stdio server that cannot serve still answers, and says why in every 
     await expect(client.readResource({ uri: 'ac://account' })).rejects.toThrow(body.error);
     await client.close();
     expect(await exited).toBe(0);
-    expect(stderr()).not.toMatch(/\n\s+at .+:\d+:\d+/); // no stack trace for a known condition
+    // No stack trace for a known condition: neither printed nor in a JSON log line's err.
+    expect(stderr()).not.toMatch(/\n\s+at .+:\d+:\d+/);
+    expect(stderr()).not.toContain('"stack"');
     return { body, stderr: stderr() };
   }
 
@@ -242,6 +244,16 @@ describe('a stdio server that cannot serve still answers, and says why in every 
     expect(body.error).toContain(`The data directory ${path.join(file, 'store')} cannot be used (ENOTDIR`);
     expect(body.error).toContain('Set DATA_DIR to a directory this user can write');
     expect(stderr).toContain('cannot serve');
+  });
+
+  it('a data directory that is a file', async () => {
+    const file = path.join(root, 'just-a-file');
+    await writeFile(file, '');
+    const { body } = await unavailable({ DATA_DIR: file });
+    expect(body.error).toContain(
+      `The data directory ${file} cannot be used (EEXIST: it is a file, not a directory)`,
+    );
+    expect(body.error).toContain('Set DATA_DIR to a directory this user can write');
   });
 
   it('a damaged store', async () => {
