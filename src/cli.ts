@@ -39,9 +39,11 @@ function fail(err: unknown): never {
 
 /** The flags of `command` and the program's (`--data-dir`), as loadConfig takes them. */
 function flagsOf(command: Command): ConfigFlags {
-  const { dataDir, host, port, publicUrl } = command.optsWithGlobals<ConfigFlags>();
+  const { dataDir, defaultDataDir, host, port, publicUrl } = command.optsWithGlobals<ConfigFlags>();
   return Object.fromEntries(
-    Object.entries({ dataDir, host, port, publicUrl }).filter(([, value]) => value !== undefined),
+    Object.entries({ dataDir, defaultDataDir, host, port, publicUrl }).filter(
+      ([, value]) => value !== undefined,
+    ),
   );
 }
 
@@ -52,6 +54,10 @@ const program = new Command()
   .option(
     '--data-dir <dir>',
     'where the store lives (env DATA_DIR; default: the user data directory, e.g. ~/.local/share/agent-context)',
+  )
+  .option(
+    '--default-data-dir <dir>',
+    "where the store lives when neither --data-dir, DATA_DIR nor DATABASE_URL says (npm start: the checkout's data/)",
   )
   .showHelpAfterError();
 

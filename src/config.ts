@@ -45,6 +45,11 @@ export interface ConfigFlags {
   host?: string;
   port?: string;
   dataDir?: string;
+  /**
+   * The data directory when nothing else says where the store is (no --data-dir, DATA_DIR or DATABASE_URL):
+   * `npm start` passes the checkout's `data/`, so that the environment still decides when it is set.
+   */
+  defaultDataDir?: string;
   publicUrl?: string;
 }
 
@@ -138,8 +143,15 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
   return Object.freeze({
     host: e.HOST,
     port: e.PORT,
-    dataDir: path.resolve(e.DATA_DIR ?? defaultDataDir()),
-    dataDirFrom: flags.dataDir !== undefined ? 'flag' : e.DATA_DIR !== undefined ? 'env' : 'default',
+    dataDir: path.resolve(e.DATA_DIR ?? flags.defaultDataDir ?? defaultDataDir()),
+    dataDirFrom:
+      flags.dataDir !== undefined
+        ? 'flag'
+        : e.DATA_DIR !== undefined
+          ? 'env'
+          : flags.defaultDataDir !== undefined
+            ? 'flag'
+            : 'default',
     database:
       e.DATABASE_URL === undefined
         ? undefined

@@ -1,8 +1,9 @@
 /** The agent-context command as users run it: `serve` from dist/, `credits add`, bad configuration. */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STORE_FILE } from '../src/store/json-file-store.js';
 import { type ProcessRun, runProcess } from './helpers/run-process.js';
 import { CLI, spawnServe } from './helpers/spawn-serve.js';
 import { request } from './helpers/test-server.js';
@@ -145,6 +146,27 @@ describe('agent-context CLI', () => {
     expect(res.stderr).toContain('PORT="eighty"');
     expect(res.stderr).toContain('AC_OPEN_METEO_FORECAST_URL');
     expect(res.stderr).not.toMatch(/at .+\.js:\d+/);
+  });
+
+  it("--default-data-dir (npm start's data/) gives way to DATA_DIR, and is the store when nothing else is set", async () => {
+    const fallback = path.join(dataDir, 'checkout-data');
+    const chosen = path.join(dataDir, 'from-env');
+    const env = { ...process.env } as Record<string, string>;
+    delete env.DATA_DIR;
+    delete env.DATABASE_URL;
+    for (const [extra, expected] of [
+      [{ DATA_DIR: chosen }, chosen],
+      [{}, fallback],
+    ] as const) {
+      const server = await spawnServe({ ...env, ...extra }, CLI, ['--default-data-dir', fallback]);
+      try {
+        expect(server.stderr()).toContain(`store: ${expected}`);
+      } finally {
+        server.child.kill('SIGTERM');
+        await server.exited;
+      }
+      await expect(stat(path.join(expected, STORE_FILE))).resolves.toBeTruthy();
+    }
   });
 
   it('refuses a port in use with a sentence, not a stack trace', async () => {

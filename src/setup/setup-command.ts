@@ -150,7 +150,9 @@ export function setupCommand(ctx: SetupContext): Command {
     .configureOutput({ writeOut: ctx.stdout, writeErr: ctx.stderr })
     .action(async (client: string, options: SetupOptions) => {
       // Added to the program, `--data-dir` is the program's option (also after `setup`): read it from there.
-      const dataDir = options.dataDir ?? command.optsWithGlobals<SetupOptions>().dataDir;
+      // `npm run cli -- setup` passes the checkout's data/ as --default-data-dir: the entry keeps it.
+      const globals = command.optsWithGlobals<SetupOptions & { defaultDataDir?: string }>();
+      const dataDir = options.dataDir ?? globals.dataDir ?? globals.defaultDataDir;
       try {
         await runSetup(ctx, client, { ...options, ...(dataDir === undefined ? {} : { dataDir }) });
       } catch (err) {

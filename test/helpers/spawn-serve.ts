@@ -11,10 +11,17 @@ export interface SpawnedServer {
   exited: Promise<number | null>;
 }
 
-/** Starts `serve` on a free port: the repository's build, or another `cli` (an installed package's). */
-export function spawnServe(env: Record<string, string>, cli = CLI): Promise<SpawnedServer> {
+/**
+ * Starts `serve` on a free port: the repository's build, or another `cli` (an installed package's), with the
+ * program's `options` before the command (as `npm start` passes `--default-data-dir data`).
+ */
+export function spawnServe(
+  env: Record<string, string>,
+  cli = CLI,
+  options: string[] = [],
+): Promise<SpawnedServer> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, 'serve', '--port', '0'], {
+    const child = spawn(process.execPath, [cli, ...options, 'serve', '--port', '0'], {
       env: { ...process.env, AC_RATE_LIMIT: 'off', ...env },
     });
     let stderr = '';

@@ -102,6 +102,17 @@ describe('serve on PostgreSQL', () => {
     }
   });
 
+  it("serves on DATABASE_URL under npm start's --default-data-dir, which gives way to it", async () => {
+    const db = await testDatabase({ label: 'serve_pg_default_dir' });
+    const env = { ...process.env, DATABASE_URL: db.url } as Record<string, string>;
+    delete env.DATA_DIR;
+    const server = await spawnServe(env, CLI, ['--default-data-dir', '/nonexistent/checkout/data']);
+    started.push(server);
+    expect(server.stderr()).toMatch(/store: postgresql:\/\/127\.0\.0\.1:\d+\/serve_pg_default_dir/);
+    const reg = await call(server.url, 'POST', '/api/ac/register', { email: 'start@example.com' });
+    expect(reg.status).toBe(200);
+  });
+
   it('refuses to start with both DATABASE_URL and DATA_DIR, saying which to drop', async () => {
     const db = await testDatabase({ label: 'serve_pg_conflict' });
     const run = await runProcess(process.execPath, [CLI, 'serve', '--port', '0'], {
