@@ -9,6 +9,7 @@
  * and a user who cannot write a data directory gets a server that answers and says what to do.
  */
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { access, chmod, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -26,7 +27,10 @@ const run = promisify(execFile);
 const REPO = process.cwd();
 /** npm next to the node running the tests, with no update check. */
 const NPM_ENV = { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false' };
-const NPX = path.join(path.dirname(process.execPath), 'npx');
+/** npx beside the node running the tests, else the one on PATH (a Node from the registry ships no npx). */
+const NPX = existsSync(path.join(path.dirname(process.execPath), 'npx'))
+  ? path.join(path.dirname(process.execPath), 'npx')
+  : 'npx';
 const STACK_TRACE = /\n\s+at .+:\d+:\d+/;
 
 /** Where env-paths puts the user data directory on Linux when XDG_DATA_HOME is unset. */
