@@ -9,7 +9,7 @@ import { PassThrough } from 'node:stream';
 import type { McpServer, Transport } from '@modelcontextprotocol/server';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { Logger } from '../logger.js';
-import type { McpEra } from './create-mcp-server.js';
+import type { McpEra } from './mcp-extra.js';
 import { logSdkError } from './sdk-errors.js';
 
 /** Builds the server for a connection of the given era. */

@@ -1,8 +1,9 @@
 /** Starts `agent-context mcp` from dist/ as a desktop client does (a child process on stdio) and connects the SDK client. */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { type McpClient, type McpEra, newClient, stdioTransport, TEST_ERA } from './mcp-era.js';
+import { runProcess } from './run-process.js';
 import { CLI } from './spawn-serve.js';
 
 export interface StdioConnection {
@@ -53,30 +54,25 @@ export function toolJson(result: unknown): any {
  * Starts `agent-context mcp` raw, writes `messages` (JSON-RPC lines) and ends stdin in the same tick, as a
  * client that sends its last request and closes; resolves with the exit code and every line it answered.
  */
-export function sendAndClose(
+export async function sendAndClose(
   env: Record<string, string>,
   messages: unknown[],
 ): Promise<{ code: number | null; answers: any[]; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'mcp'], { cwd: '/', env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      const answers = stdout
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line));
-      resolve({ code, answers, stderr });
-    });
-    child.stdin.end(messages.map((m) => `${JSON.stringify(m)}\n`).join(''));
-  });
+  const input = messages.map((m) => `${JSON.stringify(m)}\n`).join('');
+  const { code, stdout, stderr } = await runProcess(
+    process.execPath,
+    [CLI, 'mcp'],
+    { ...process.env, ...env },
+    {
+      input,
+      cwd: '/',
+    },
+  );
+  const answers = stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
+  return { code, answers, stderr };
 }
 
 /** An initialize, its notification and one tool call, as a 2025 client sends them. */
