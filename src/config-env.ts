@@ -193,6 +193,15 @@ export const EnvSchema = z.object({
     .url({ protocol: /^https?$/ })
     .transform((value) => value.replace(/\/+$/u, ''))
     .optional(),
+  /** The same as PUBLIC_URL (the name the OAuth documentation uses); both set must agree. */
+  AC_PUBLIC_URL: z
+    .url({ protocol: /^https?$/ })
+    .transform((value) => value.replace(/\/+$/u, ''))
+    .optional(),
+  AC_OAUTH: z.enum(['on', 'off']).optional(),
+  AC_OAUTH_ACCESS_TOKEN_TTL: Duration.default(3600),
+  AC_OAUTH_REFRESH_TOKEN_TTL: Duration.default(30 * 24 * 3600),
+  AC_OAUTH_CIMD_ALLOW_LOOPBACK: z.enum(['on', 'off']).default('off'),
   AC_API_KEY: Optional,
   AC_ADMIN_TOKEN: Optional.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   AC_METRICS_TOKEN: Optional.pipe(z.string().min(16, 'must be at least 16 characters').optional()),

@@ -63,6 +63,13 @@ export interface Config {
   /** The PostgreSQL store (DATABASE_URL), for many instances on one database; the JSON file store if unset. */
   database: DatabaseConfig | undefined;
   publicUrl: string | undefined;
+  /**
+   * OAuth 2.1 for remote MCP clients (src/oauth): on when the service has a public URL that is https (or on
+   * loopback) and AC_OAUTH is not `off`; undefined when off.
+   */
+  oauth: OAuthConfig | undefined;
+  /** Why OAuth is off although AC_OAUTH was not set to off, for the start-up log. */
+  oauthOffReason: string | undefined;
   /** The key the stdio MCP server acts with; without it, a local agent of its own. */
   apiKey: string | undefined;
   adminToken: string | undefined;
@@ -86,6 +93,15 @@ export interface Config {
   /** A client must send its request headers within this time, and the whole request within the next. */
   headersTimeoutMs: number;
   requestTimeoutMs: number;
+}
+
+export interface OAuthConfig {
+  /** The issuer: the public URL, no trailing slash. */
+  issuer: string;
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+  /** Tests only: client metadata documents from loopback (accepted only with a loopback issuer). */
+  cimdAllowLoopback: boolean;
 }
 
 export interface EmbeddingsConfig {
@@ -140,6 +156,13 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
         `Drop ${flags.dataDir !== undefined ? '--data-dir' : 'DATA_DIR'} to use PostgreSQL, or DATABASE_URL to use the files.`,
     );
   }
+  if (e.PUBLIC_URL !== undefined && e.AC_PUBLIC_URL !== undefined && e.PUBLIC_URL !== e.AC_PUBLIC_URL) {
+    throw new ConfigError(
+      `Invalid configuration:\n  PUBLIC_URL and AC_PUBLIC_URL are both set and differ (${e.PUBLIC_URL}, ${e.AC_PUBLIC_URL}): set one of them.`,
+    );
+  }
+  const publicUrl = e.AC_PUBLIC_URL ?? e.PUBLIC_URL;
+  const { oauth, oauthOffReason } = oauthConfig(e, publicUrl);
   return Object.freeze({
     host: e.HOST,
     port: e.PORT,
@@ -161,7 +184,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
             poolMax: e.AC_DB_POOL_MAX,
             statementTimeoutMs: e.AC_DB_STATEMENT_TIMEOUT_MS,
           }),
-    publicUrl: e.PUBLIC_URL,
+    publicUrl,
+    oauth,
+    oauthOffReason,
     apiKey: e.AC_API_KEY,
     adminToken: e.AC_ADMIN_TOKEN,
     metricsToken: e.AC_METRICS_TOKEN,
@@ -208,6 +233,45 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
     requestTimeoutMs: e.AC_REQUEST_TIMEOUT_MS,
     live: Object.freeze(liveConfig(e)),
   });
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/**
+ * OAuth is on by default wherever it can be: the issuer is the public URL, which OAuth 2.1 wants on https
+ * (or on loopback, for a machine's own clients and tests). Asked for explicitly (AC_OAUTH=on) where it
+ * cannot be, the start stops with what to set.
+ */
+function oauthConfig(
+  e: z.output<typeof EnvSchema>,
+  publicUrl: string | undefined,
+): { oauth: OAuthConfig | undefined; oauthOffReason: string | undefined } {
+  const loopbackIssuer = publicUrl !== undefined && LOOPBACK_HOSTS.has(new URL(publicUrl).hostname);
+  if (e.AC_OAUTH_CIMD_ALLOW_LOOPBACK === 'on' && !loopbackIssuer) {
+    throw new ConfigError(
+      'Invalid configuration:\n  AC_OAUTH_CIMD_ALLOW_LOOPBACK=on is a test setting: it is accepted only when ' +
+        'AC_PUBLIC_URL is a loopback address. Remove it.',
+    );
+  }
+  if (e.AC_OAUTH === 'off') return { oauth: undefined, oauthOffReason: undefined };
+  let reason: string | undefined;
+  if (publicUrl === undefined) reason = 'AC_PUBLIC_URL is not set (it is the issuer)';
+  else if (!publicUrl.startsWith('https://') && !loopbackIssuer)
+    reason = `AC_PUBLIC_URL (${publicUrl}) is not https: put HTTPS in front and set the https URL`;
+  if (reason !== undefined) {
+    if (e.AC_OAUTH === 'on')
+      throw new ConfigError(`Invalid configuration:\n  AC_OAUTH=on, but ${reason}; or set AC_OAUTH=off.`);
+    return { oauth: undefined, oauthOffReason: reason };
+  }
+  return {
+    oauth: Object.freeze({
+      issuer: publicUrl as string,
+      accessTokenTtlSeconds: e.AC_OAUTH_ACCESS_TOKEN_TTL,
+      refreshTokenTtlSeconds: e.AC_OAUTH_REFRESH_TOKEN_TTL,
+      cimdAllowLoopback: e.AC_OAUTH_CIMD_ALLOW_LOOPBACK === 'on',
+    }),
+    oauthOffReason: undefined,
+  };
 }
 
 /**

@@ -18,6 +18,7 @@ import { createLiveDataSource } from './live/live-data-source.js';
 import { createLogger, type Logger } from './logger.js';
 import { ServiceMetrics, timedStore } from './metrics/service-metrics.js';
 import type { DataDirLock } from './store/data-dir-lock.js';
+import type { OAuthRecords } from './store/oauth-records.js';
 import { openStore } from './store/open-store.js';
 
 export interface ServiceOptions {
@@ -42,6 +43,8 @@ export interface Service {
   counters?: WindowCounters;
   /** The operator's metrics: made only when they are served (`serve` with AC_METRICS_TOKEN set). */
   metrics?: ServiceMetrics;
+  /** The authorization server's records (src/oauth), in the same store. */
+  oauthRecords?: OAuthRecords;
   close(): Promise<void>;
 }
 
@@ -64,7 +67,7 @@ export async function openService(config: Readonly<Config>, options: ServiceOpti
       },
     },
   );
-  const { lock, where, counters, liveCache, background } = opened;
+  const { lock, where, counters, liveCache, background, oauthRecords } = opened;
   // Metrics read the live source's breakers and buckets at scrape time; it is made below.
   let live: LiveDataSource | undefined;
   // Metrics cost every request a little: they are kept only where /metrics serves them.
@@ -105,6 +108,7 @@ export async function openService(config: Readonly<Config>, options: ServiceOpti
     ...(lock ? { lock } : {}),
     ...(counters ? { counters } : {}),
     ...(metrics ? { metrics } : {}),
+    ...(oauthRecords ? { oauthRecords } : {}),
     close: async () => {
       await background?.stop();
       await core.close();

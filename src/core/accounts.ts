@@ -74,6 +74,11 @@ export function createAccounts(store: StorePort, ledger: Ledger, clock: Clock) {
     return account;
   }
 
+  /** The account with this id, or undefined (a credential issued for an account that is gone). */
+  function find(agentId: string): Promise<Account | undefined> {
+    return store.read((reader) => reader.getAccount(agentId));
+  }
+
   async function info(agentId: string): Promise<Output<'AccountOutput'>> {
     const account = await store.read((reader) => loadAccount(reader, agentId));
     return {
@@ -171,7 +176,7 @@ export function createAccounts(store: StorePort, ledger: Ledger, clock: Clock) {
     };
   }
 
-  return { register, authenticate, info, transactions, accountInfo, addCredits, setPlan, rotateKey };
+  return { register, authenticate, find, info, transactions, accountInfo, addCredits, setPlan, rotateKey };
 }
 
 export type Accounts = ReturnType<typeof createAccounts>;
@@ -193,5 +198,6 @@ function toTransactionView(entry: LedgerEntry) {
     ...(entry.memoryKey === undefined ? {} : { memory_key: entry.memoryKey }),
     ...(entry.queryType === undefined ? {} : { query_type: entry.queryType }),
     ...(entry.query === undefined ? {} : { query: entry.query }),
+    ...(entry.client === undefined ? {} : { client: entry.client }),
   };
 }

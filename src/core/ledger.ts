@@ -31,11 +31,25 @@ export interface Charge {
 
 /**
  * Writes a successful response in the transaction that charged for it (see idempotency.ts); the charge's
- * ledger entry names the request's idempotency key.
+ * ledger entry names the request's idempotency key, and the client that spent it when the request carried
+ * an OAuth access token (a recorder may carry only that: it then writes nothing).
  */
 export interface Recorder {
   (tx: StoreTx, body: JsonObject): Promise<void>;
-  readonly idempotencyKey: string;
+  readonly idempotencyKey?: string;
+  readonly client?: string;
+}
+
+/** `record` (if any) with the spending client added to what its ledger entry says. */
+export function recorderFor(record: Recorder | undefined, client: string | undefined): Recorder | undefined {
+  if (client === undefined) return record;
+  const write = async (tx: StoreTx, body: JsonObject) => {
+    if (record) await record(tx, body);
+  };
+  return Object.assign(write, {
+    ...(record?.idempotencyKey === undefined ? {} : { idempotencyKey: record.idempotencyKey }),
+    client,
+  });
 }
 
 /** A charged operation's price and ledger name, as its table entry declares them. */
@@ -133,7 +147,7 @@ export function createLedger(
     operation: LedgerOperation,
     extra: Pick<
       LedgerEntry,
-      'memoryKey' | 'queryType' | 'query' | 'idempotencyKey' | 'costCents' | 'plan'
+      'memoryKey' | 'queryType' | 'query' | 'idempotencyKey' | 'costCents' | 'plan' | 'client'
     > = {},
   ): Promise<Account> {
     const entry: LedgerEntry = {
@@ -166,7 +180,8 @@ export function createLedger(
     await assertCanSpend(tx, account, charge.cents);
     const cost = {
       ...charge.ref,
-      ...(record ? { idempotencyKey: record.idempotencyKey } : {}),
+      ...(record?.idempotencyKey === undefined ? {} : { idempotencyKey: record.idempotencyKey }),
+      ...(record?.client === undefined ? {} : { client: record.client }),
       costCents: charge.cents,
     };
     if (isUnlimited(account))

@@ -170,6 +170,11 @@ export interface LedgerEntry {
   query?: string;
   /** The Idempotency-Key of the request that was charged, when it had one: an audit finds at most one per key. */
   idempotencyKey?: string;
+  /**
+   * The client that spent it, when the request carried an OAuth access token rather than the account's own
+   * key: the client's id (a Client ID Metadata Document URL, or an id from dynamic registration).
+   */
+  client?: string;
 }
 
 /** What a ledger entry charged the agent for (0 for credits and plan changes). */

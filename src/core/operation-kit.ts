@@ -10,7 +10,7 @@
 import type { z } from 'zod';
 import type { Core } from './core.js';
 import type { ErrorCode } from './errors.js';
-import type { ChargeContext, Recorder } from './ledger.js';
+import { type ChargeContext, type Recorder, recorderFor } from './ledger.js';
 import type { ChargedOperationName } from './model.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'DELETE';
@@ -93,8 +93,17 @@ export interface Operation<In extends z.ZodType = z.ZodType, Out extends z.ZodTy
   errors: ErrorCode[];
   input: In;
   output: Out;
-  /** `record` must receive the response inside the transaction that charges for it. */
-  run(core: Core, agentId: string | undefined, input: z.output<In>, record?: Recorder): Promise<z.input<Out>>;
+  /**
+   * `record` must receive the response inside the transaction that charges for it; `spentBy` is the OAuth
+   * client whose access token the request carried, named in the ledger entry of a charge.
+   */
+  run(
+    core: Core,
+    agentId: string | undefined,
+    input: z.output<In>,
+    record?: Recorder,
+    spentBy?: string,
+  ): Promise<z.input<Out>>;
 }
 
 export type RestOperation = Operation & { http: NonNullable<Operation['http']> };
@@ -251,8 +260,10 @@ export function chargedOperation<N extends ChargedOperationName, In extends z.Zo
     auth: 'agent',
     agentKeyField: SPEC_CHARGED.has(entry.name) ? 'required' : 'optional',
     idempotent: true,
-    run: (core, agent, input, record) =>
-      run(core, requireAgent(agent), input, record === undefined ? { charge } : { charge, record }),
+    run: (core, agent, input, idempotency, spentBy) => {
+      const record = recorderFor(idempotency, spentBy);
+      return run(core, requireAgent(agent), input, record === undefined ? { charge } : { charge, record });
+    },
   });
   return op as ChargedOperation<N>;
 }

@@ -14,14 +14,20 @@ export async function runOperation(
   agentId: string | undefined,
   input: unknown,
   idempotencyKey: string | undefined,
+  /** The OAuth client whose access token the request carried (the ledger entry names it). */
+  spentBy?: string,
 ): Promise<IdempotentOutcome<JsonObject>> {
   if (idempotencyKey === undefined || !op.idempotent || agentId === undefined)
-    return { status: 200, body: (await op.run(core, agentId, input)) as JsonObject, replayed: false };
+    return {
+      status: 200,
+      body: (await op.run(core, agentId, input, undefined, spentBy)) as JsonObject,
+      replayed: false,
+    };
   return core.idempotency.run(
     agentId,
     op.name,
     idempotencyKey,
     input,
-    async (record) => (await op.run(core, agentId, input, record)) as JsonObject,
+    async (record) => (await op.run(core, agentId, input, record, spentBy)) as JsonObject,
   );
 }

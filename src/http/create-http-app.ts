@@ -11,6 +11,7 @@ import { type Operation, restOperations } from '../core/operations.js';
 import type { WindowCounters } from '../core/window-counters.js';
 import type { Logger } from '../logger.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
+import type { OAuthLimits, OAuthRoom } from '../oauth/oauth-room.js';
 import { corsFor } from './cors.js';
 import { DOCUMENTS, type Readiness } from './discovery.js';
 import { WEB_PAGES } from './document-context.js';
@@ -21,6 +22,7 @@ import { metricsRoute } from './metrics-route.js';
 import { addOperationRoutes, notFoundRoute } from './operation-routes.js';
 import { publicBaseUrl } from './public-url.js';
 import { createRateLimits } from './rate-limits.js';
+import { acceptAccessTokens } from './request-identity.js';
 import { requestLog } from './request-log.js';
 import { requestMetrics } from './request-metrics.js';
 import { createRouteTable } from './route-table.js';
@@ -37,6 +39,11 @@ export interface HttpAppOptions {
   adminToken: string | undefined;
   /** Mounts further routes (the MCP endpoint) before the JSON 404. */
   extraRoutes?: (app: Express) => void;
+  /**
+   * The authorization server (src/oauth), mounted before the API's rate limits and JSON body parser (it
+   * reads its own form bodies and has limits of its own); its access tokens are then accepted at /mcp.
+   */
+  oauth?: { room: OAuthRoom };
   /** Rate and registration limits (src/http/rate-limits.ts); none unless given and enabled. */
   rateLimit?: RateLimitConfig;
   /** Counters every instance shares (PostgreSQL), for the rate limits; in memory per process without. */
@@ -54,6 +61,8 @@ export interface HttpAppOptions {
   /** AC_METRICS_TOKEN: the bearer token /metrics needs; /metrics is absent (404) without it. */
   metricsToken?: string | undefined;
 }
+
+const NO_OAUTH_LIMITS: OAuthLimits = { authorize: [], token: [], registration: [], signIn: [], register: [] };
 
 export function createHttpApp(options: HttpAppOptions): Express {
   const { core, logger } = options;
@@ -83,10 +92,16 @@ export function createHttpApp(options: HttpAppOptions): Express {
       ...(options.drain ? [options.drain.middleware] : []),
       securityHeaders(),
       ...(cors ? [cors] : []),
-      ...(rateLimits ? rateLimits.api : []),
-      jsonBody(options.bodyMaxBytes),
     ]),
   );
+  if (options.oauth) {
+    options.oauth.room.mount(app, rateLimits?.oauth ?? NO_OAUTH_LIMITS);
+    acceptAccessTokens(
+      app,
+      (token) => options.oauth?.room.accessTokens.verify(token) ?? Promise.resolve(undefined),
+    );
+  }
+  app.use(sequence([...(rateLimits ? rateLimits.api : []), jsonBody(options.bodyMaxBytes)]));
   if (rateLimits?.register) app.post(rateLimits.register.path, rateLimits.register.handlers);
 
   const readiness = options.readiness ?? (async () => 'ready' as const);

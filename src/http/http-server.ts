@@ -12,13 +12,16 @@ import type { StorePort } from '../core/store-port.js';
 import type { WindowCounters } from '../core/window-counters.js';
 import type { Logger } from '../logger.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
+import { resourceMetadataUrl } from '../oauth/oauth-settings.js';
 import type { DataDirLock } from '../store/data-dir-lock.js';
+import type { OAuthRecords } from '../store/oauth-records.js';
 import { answerClientErrorsWithJson } from './client-error.js';
 import { createHttpApp } from './create-http-app.js';
 import { readinessOf } from './discovery.js';
 import { createDrain } from './drain.js';
 import { expressMessages } from './express-messages.js';
 import { type McpHttp, mountMcpHttp } from './mcp-endpoint.js';
+import { openOAuthRoom } from './oauth-mount.js';
 
 /** What the server needs of the service (src/service.ts builds it). */
 export interface ServedService {
@@ -36,6 +39,8 @@ export interface ServedService {
    * store's DATA_DIR lock; none on PostgreSQL.
    */
   lock?: Pick<DataDirLock, 'update'>;
+  /** Where the authorization server keeps its records (the store's); OAuth is on when Config says so. */
+  oauthRecords?: OAuthRecords;
   close(): Promise<void>;
 }
 
@@ -54,6 +59,7 @@ export async function startServer<S extends ServedService>(
   const { config } = service;
   let mcp: McpHttp | undefined;
   const drain = createDrain();
+  const room = await openOAuthRoom(service);
   const app = createHttpApp({
     core: service.core,
     operations: service.operations,
@@ -69,11 +75,13 @@ export async function startServer<S extends ServedService>(
     corsOrigins: config.corsOrigins,
     drain,
     readiness: async () => readinessOf(drain.draining, await service.store.health()),
+    ...(room ? { oauth: { room } } : {}),
     extraRoutes: (express) => {
       mcp = mountMcpHttp(express, service, {
         host: config.host,
         publicUrl: config.publicUrl,
         bodyMaxBytes: config.bodyMaxBytes,
+        ...(room ? { oauth: { resourceMetadataUrl: resourceMetadataUrl(room.settings) } } : {}),
       });
     },
   });

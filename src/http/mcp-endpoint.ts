@@ -18,6 +18,7 @@ import { MCP_PATH } from '../server-paths.js';
 import { httpError } from './error-handler.js';
 import { httpStatusOf } from './http-status.js';
 import { jsonTextOf } from './json-body.js';
+import { challenge, covers, type McpAuthOptions, scopeNeeded, toolScopes } from './mcp-auth.js';
 import { identify } from './request-identity.js';
 import { requestLogger } from './request-log.js';
 
@@ -35,6 +36,8 @@ export interface McpHttpOptions {
   publicUrl?: string | undefined;
   /** The largest body the SDK reads itself (one this server's JSON parser did not read: not JSON). */
   bodyMaxBytes: number;
+  /** OAuth is on: every request needs a credential, and a token's scopes are checked (mcp-auth.ts). */
+  oauth?: McpAuthOptions;
 }
 
 /** A JSON-RPC error answered by the endpoint itself, before the MCP handler: `id` is null. */
@@ -76,32 +79,72 @@ export function mountMcpHttp(
   }
 
   const keyOf: McpServerDeps['keyOf'] = (extra) => extra.http?.authInfo?.token;
+  // The OAuth client whose token the request carried: the ledger entry of a charge names it.
+  const spenderOf: McpServerDeps['spenderOf'] = (extra) => {
+    const client = extra.http?.authInfo?.extra?.oauthClient;
+    return typeof client === 'string' ? client : undefined;
+  };
+  const scopes = toolScopes(deps.operations);
   // The account was found at the edge (identify): a tool call does not look the key up again.
   const knownAgent: McpServerDeps['knownAgent'] = (extra) => {
     const agentId = extra.http?.authInfo?.extra?.agentId;
     return typeof agentId === 'string' ? agentId : undefined;
   };
   const onerror = (err: Error) => logSdkError(deps.logger, err, 'MCP over HTTP');
-  const handler = createMcpHandler(({ era }) => createMcpServer({ ...deps, keyOf, knownAgent }, era), {
-    legacy: 'stateless',
-    onerror,
-    maxRequestBodySize: options.bodyMaxBytes,
-  });
+  const handler = createMcpHandler(
+    ({ era }) => createMcpServer({ ...deps, keyOf, knownAgent, spenderOf }, era),
+    {
+      legacy: 'stateless',
+      onerror,
+      maxRequestBodySize: options.bodyMaxBytes,
+    },
+  );
   const serve = toNodeHandler(handler, { onerror, maxRequestBodySize: options.bodyMaxBytes });
 
   app.all(MCP_PATH, async (req, res) => {
-    const { key, account, error } = await identify(req, deps.core);
+    const { key, account, error, token } = await identify(req, deps.core);
     if (error?.code === 'invalid_input') {
       rpcError(res, 400, JSON_RPC.invalidRequest, error.message); // two headers with different keys
       return;
     }
+    if (options.oauth && !account) {
+      const refused =
+        key === undefined ? undefined : { code: 'invalid_token' as const, description: error?.message ?? '' };
+      res.set('WWW-Authenticate', challenge(options.oauth, refused));
+      rpcError(
+        res,
+        401,
+        JSON_RPC.invalidRequest,
+        key === undefined
+          ? 'This server needs a credential: sign in through OAuth (the WWW-Authenticate header says where), or send an API key as X-API-Key or Authorization: Bearer.'
+          : (error?.message ?? 'The credential was refused.'),
+      );
+      return;
+    }
+    if (options.oauth && token) {
+      const needed = scopeNeeded(req.body, scopes);
+      if (!covers(token.scopes, needed)) {
+        const description = `This token was allowed ${token.scopes.join(' ') || 'no scope'}; the call needs ${needed}. Ask the person to allow ${needed} (sign in again with scope ${needed}).`;
+        res.set('WWW-Authenticate', challenge(options.oauth, { code: 'insufficient_scope', description }));
+        rpcError(res, 403, JSON_RPC.invalidRequest, description, {
+          code: 'insufficient_scope',
+          scope: needed,
+        });
+        return;
+      }
+    }
     // toNodeHandler hands req.auth to the handler, and so to every tool, as its auth info.
     if (key !== undefined) {
-      const extra = { requestId: res.locals.requestId as string | undefined, agentId: account?.id };
+      const extra = {
+        requestId: res.locals.requestId as string | undefined,
+        agentId: account?.id,
+        ...(token ? { oauthClient: token.clientId } : {}),
+      };
       (req as Request & { auth?: AuthInfo }).auth = {
         token: key,
-        clientId: 'agent-context',
-        scopes: [],
+        clientId: token?.clientId ?? 'agent-context',
+        scopes: token?.scopes ?? [],
+        ...(token ? { expiresAt: token.expiresAt } : {}),
         extra,
       };
     }

@@ -49,9 +49,32 @@ export interface RateLimitOptions {
   counters?: WindowCounters;
 }
 
+/** The authorization server's limits (src/oauth mounts them; fixed numbers, docs/operations.md). */
+export interface OAuthRateLimits {
+  /** GET /oauth/authorize: per address and per client_id. */
+  authorize: RequestHandler[];
+  /** POST /oauth/token: per address. */
+  token: RequestHandler[];
+  /** POST /oauth/register (dynamic client registration): per address. */
+  registration: RequestHandler[];
+  /** The sign-in page's key check: per address. */
+  signIn: RequestHandler[];
+  /** The sign-in page's new account: the registration limits of POST /api/ac/register (after the form is read). */
+  register: RequestHandler[];
+}
+
+export const OAUTH_LIMITS = {
+  authorizePerMinutePerAddress: 30,
+  authorizePerMinutePerClient: 60,
+  tokenPerMinutePerAddress: 60,
+  registrationPerHourPerAddress: 20,
+  signInPerMinutePerAddress: 10,
+} as const;
+
 export interface RateLimits {
   /** Per key or per address; mount before the body is read, so a limited request is not even parsed. */
   api: RequestHandler[];
+  oauth: OAuthRateLimits;
   /** Registration per address and per domain; mount after the JSON body parser (it reads `email`). */
   register: { path: string; handlers: RequestHandler[] } | undefined;
 }
@@ -260,9 +283,82 @@ export function createRateLimits(options: RateLimitOptions): RateLimits {
     options.counters,
   );
 
+  const oauthLimit = (
+    name: string,
+    windowMs: number,
+    limit: number,
+    key: (req: Request) => string | undefined,
+    what: string,
+  ) =>
+    limiter(
+      {
+        name,
+        windowMs,
+        limit,
+        key: (req) => `${key(req)}`,
+        skip: (req) => key(req) === undefined,
+        sentence: (_req, s) =>
+          `Too many ${what} (at most ${limit} ${windowMs === HOUR_MS ? 'an hour' : 'a minute'}): retry in ${s} s, as the Retry-After header says.`,
+      },
+      logger,
+      options.counters,
+    );
+  const byAddress = (req: Request) => `address:${addressKey(req)}`;
+  const byClient = (req: Request) =>
+    typeof req.query.client_id === 'string' && req.query.client_id.length <= 2048
+      ? `client:${req.query.client_id}`
+      : undefined;
+  const oauth: OAuthRateLimits = {
+    authorize: [
+      oauthLimit(
+        'oauth-authorize-per-address',
+        MINUTE_MS,
+        OAUTH_LIMITS.authorizePerMinutePerAddress,
+        byAddress,
+        'authorization requests from this address',
+      ),
+      oauthLimit(
+        'oauth-authorize-per-client',
+        MINUTE_MS,
+        OAUTH_LIMITS.authorizePerMinutePerClient,
+        byClient,
+        'authorization requests for this client',
+      ),
+    ],
+    token: [
+      oauthLimit(
+        'oauth-token-per-address',
+        MINUTE_MS,
+        OAUTH_LIMITS.tokenPerMinutePerAddress,
+        byAddress,
+        'token requests from this address',
+      ),
+    ],
+    registration: [
+      oauthLimit(
+        'oauth-registration-per-address',
+        HOUR_MS,
+        OAUTH_LIMITS.registrationPerHourPerAddress,
+        byAddress,
+        'client registrations from this address',
+      ),
+    ],
+    signIn: [
+      oauthLimit(
+        'oauth-sign-in-per-address',
+        MINUTE_MS,
+        OAUTH_LIMITS.signInPerMinutePerAddress,
+        byAddress,
+        'sign-in attempts from this address',
+      ),
+    ],
+    register: [registerPerAddress, registerPerDomain],
+  };
+
   const registerPath = options.operations.find((op) => op.name === 'register')?.http.path;
   return {
     api: [identify, perKey, unauthenticated],
+    oauth,
     register:
       registerPath === undefined
         ? undefined

@@ -32,6 +32,8 @@ export interface McpServerDeps {
   keyOf: KeyOf;
   /** The agent the transport has already authenticated for this request, if it has (HTTP does, once). */
   knownAgent?: (extra: McpExtra) => string | undefined;
+  /** The OAuth client whose access token the request carried, named in the ledger entry of a charge. */
+  spenderOf?: (extra: McpExtra) => string | undefined;
   /** Where each tool call is counted (the service's metrics). */
   metrics?: Pick<ServiceMetrics, 'request'>;
 }
@@ -60,8 +62,17 @@ export function createMcpServer(deps: McpServerDeps, era: McpEra = 'legacy'): Mc
     deps.knownAgent?.(extra) ?? (await core.accounts.authenticate(deps.keyOf(extra))).id;
   const metrics = deps.metrics ? { metrics: deps.metrics } : {};
   const log = installLogging(server, era);
-  registerTools(server, { core, operations: deps.operations, logger, agentOf, log, ...metrics });
-  registerMemoryResources(server, { core, operations: deps.operations, logger, agentOf, era, ...metrics });
+  const spenderOf = (extra: McpExtra) => deps.spenderOf?.(extra);
+  registerTools(server, { core, operations: deps.operations, logger, agentOf, spenderOf, log, ...metrics });
+  registerMemoryResources(server, {
+    core,
+    operations: deps.operations,
+    logger,
+    agentOf,
+    spenderOf,
+    era,
+    ...metrics,
+  });
 
   server.registerPrompt(
     'recall',

@@ -31,6 +31,8 @@ interface ResourceDeps {
   operations: readonly Operation[];
   logger: Logger;
   agentOf(extra: McpExtra): Promise<string>;
+  /** The OAuth client that spends, when the request carried its access token. */
+  spenderOf(extra: McpExtra): string | undefined;
   /** The protocol era the server answers in: it decides the code of a resource that does not exist. */
   era: McpEra;
   /** Where each read is counted (a charged read of a memory too). */
@@ -77,7 +79,13 @@ export function registerMemoryResources(server: McpServer, deps: ResourceDeps): 
         costCents,
       });
     try {
-      const body = await op.run(core, await deps.agentOf(extra), parseInput(op.input, fields));
+      const body = await op.run(
+        core,
+        await deps.agentOf(extra),
+        parseInput(op.input, fields),
+        undefined,
+        deps.spenderOf(extra),
+      );
       const cost = (body as { cost_cents?: unknown }).cost_cents;
       observe('ok', typeof cost === 'number' ? cost : 0);
       return body;

@@ -46,6 +46,8 @@ export interface ToolDeps {
   logger: Logger;
   /** The calling agent's id; throws `unauthorized` when the caller's key is missing or unknown. */
   agentOf(extra: McpExtra): Promise<string>;
+  /** The OAuth client that spends, when the request carried its access token. */
+  spenderOf(extra: McpExtra): string | undefined;
   /** Where each call is counted, with its outcome, duration and the cents it charged. */
   metrics?: Pick<ServiceMetrics, 'request'>;
   /** Log notifications to the client, for the requests that asked for them. */
@@ -118,7 +120,14 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
         const idempotencyKey = entry.op.idempotent
           ? parseIdempotencyKey(request.params._meta?.idempotency_key, '_meta.idempotency_key')
           : undefined;
-        const outcome = await runOperation(core, entry.op, agentId, input, idempotencyKey);
+        const outcome = await runOperation(
+          core,
+          entry.op,
+          agentId,
+          input,
+          idempotencyKey,
+          deps.spenderOf(extra),
+        );
         const cost = outcome.body.cost_cents;
         const charged = !outcome.replayed && typeof cost === 'number' ? cost : 0;
         observe('ok', charged);

@@ -11,6 +11,8 @@ import type { WindowCounters } from '../core/window-counters.js';
 import type { DataDirLock, LockHolder } from './data-dir-lock.js';
 import { ExpiryPurger } from './expiry-purger.js';
 import { openJsonFileStore } from './json-file-store.js';
+import { type JsonOAuthRecords, openJsonOAuthRecords } from './json-oauth-records.js';
+import type { OAuthRecords } from './oauth-records.js';
 import { openPostgresStore } from './postgres/open-postgres-store.js';
 import type { PostgresLiveCache } from './postgres/postgres-live-cache.js';
 import { SWEEP_INTERVAL_MS, type SweeperOptions } from './postgres/postgres-sweeper.js';
@@ -29,6 +31,12 @@ export interface OpenedStore {
    */
   liveCache?: PostgresLiveCache;
   /**
+   * The OAuth authorization server's records: on PostgreSQL a table every instance shares; on the JSON file
+   * store `oauth.json` in DATA_DIR, whose writes under way the store's close waits for (the DATA_DIR lock is
+   * released only after them).
+   */
+  oauthRecords: OAuthRecords;
+  /**
    * Background clean-up: on PostgreSQL, of the shared tables (expired memories, idempotency records, cache
    * rows, leases, counters), one instance at a time; on the JSON file store, of expired memories. Not
    * started: the service starts it and stops it before close.
@@ -37,7 +45,7 @@ export interface OpenedStore {
 }
 
 export interface OpenStoreOptions {
-  /** The service's clock, by which background clean-up judges what has expired. */
+  /** The service's clock, by which background clean-up judges what has expired, and OAuth records expire. */
   now?: () => Date;
   /** Told the outcome of each background clean-up round (for the log). */
   onSweep?: SweeperOptions['onRound'];
@@ -49,16 +57,34 @@ export async function openStore(
   options: OpenStoreOptions = {},
 ): Promise<OpenedStore> {
   if (config.database) {
-    const { store, where, counters, liveCache, sweeper } = await openPostgresStore(config.database, {
-      cacheMinutesMax: config.limits.cacheMinutesMax,
-      historyRetentionSeconds: config.limits.memoryHistoryRetentionSeconds,
-      ...options,
-    });
-    return { store, where, counters, liveCache, background: sweeper };
+    const { store, where, counters, liveCache, oauthRecords, sweeper } = await openPostgresStore(
+      config.database,
+      {
+        cacheMinutesMax: config.limits.cacheMinutesMax,
+        historyRetentionSeconds: config.limits.memoryHistoryRetentionSeconds,
+        ...options,
+      },
+    );
+    return { store, where, counters, liveCache, oauthRecords, background: sweeper };
   }
   const { store, lock } = await openJsonFileStore(config.dataDir, holder, {
     ownDirectory: config.dataDirFrom === 'default',
   });
+  // Opened under the DATA_DIR lock, which the store holds from here on.
+  const now = options.now;
+  let oauthRecords: JsonOAuthRecords;
+  try {
+    oauthRecords = await openJsonOAuthRecords(config.dataDir, now ? { now: () => now().getTime() } : {});
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  // The store's close releases the DATA_DIR lock: the OAuth records' writes under way finish first.
+  const closeStore = store.close.bind(store);
+  store.close = async () => {
+    await oauthRecords.close();
+    await closeStore();
+  };
   const background = new ExpiryPurger(store, {
     intervalMs: SWEEP_INTERVAL_MS,
     historyRetentionSeconds: config.limits.memoryHistoryRetentionSeconds,
@@ -68,6 +94,7 @@ export async function openStore(
   return {
     store,
     lock,
+    oauthRecords,
     background,
     where: `${config.dataDir}${config.dataDirFrom === 'default' ? ' (the user data directory)' : ''}`,
   };

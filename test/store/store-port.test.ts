@@ -528,6 +528,28 @@ for (const adapter of adapters) {
       expect(latest.map((e) => e.id)).toEqual(['txn_5', 'txn_4']);
     });
 
+    it('keeps the OAuth client of a ledger entry, and no client on one without, across a reopen', async () => {
+      const { store, reopen } = await open();
+      await withAgents(store, 'a');
+      const client = 'https://client.example/oauth/metadata.json';
+      await store.transact(async (tx) => {
+        await tx.appendLedger({ ...entry('a', 1), client });
+        await tx.appendLedger(entry('a', 2));
+      });
+      const check = async (s: StorePort) => {
+        const [second, first] = await s.read((r) => r.listLedger('a', 2));
+        expect(first).toEqual({ ...entry('a', 1), client });
+        expect(second).toEqual(entry('a', 2));
+        expect(second).not.toHaveProperty('client');
+        expect((await s.ledgerPage('a', { limit: 5 })).entries.map((e) => e.client)).toEqual([
+          undefined,
+          client,
+        ]);
+      };
+      await check(store);
+      if (reopen) await check(await reopen());
+    });
+
     it('sums the debits since a moment, within and after a transaction', async () => {
       const opened = await open();
       await withAgents(opened.store, 'a');

@@ -56,6 +56,13 @@ const Transaction = z.object({
   memory_key: z.string().optional(),
   query_type: z.string().optional(),
   query: z.string().optional(),
+  client: z
+    .string()
+    .optional()
+    .describe(
+      'On a charge made with an OAuth access token: the id of the client that spent it (its Client ID ' +
+        'Metadata Document URL, or the id it was given at registration).',
+    ),
 });
 
 export function createAccountSchemas(limits: Limits) {

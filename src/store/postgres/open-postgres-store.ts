@@ -10,6 +10,7 @@ import { DEFAULT_LIMITS } from '../../core/limits.js';
 import { StoreOpenError } from '../store-open-error.js';
 import { MigrationError, migrate } from './migrate.js';
 import { PostgresLiveCache } from './postgres-live-cache.js';
+import { PostgresOAuthRecords } from './postgres-oauth-records.js';
 import { PostgresStore } from './postgres-store.js';
 import {
   historySweep,
@@ -29,7 +30,7 @@ export async function openPostgresStore(
     cacheMinutesMax?: number;
     /** How long the history of a deleted or expired memory is kept (AC_MEMORY_HISTORY_RETENTION). */
     historyRetentionSeconds?: number;
-    /** The service's clock, by which the sweep judges what has expired. */
+    /** The service's clock, by which the sweep judges what has expired, and OAuth records expire. */
     now?: () => Date;
     onSweep?: SweeperOptions['onRound'];
   } = {},
@@ -38,6 +39,8 @@ export async function openPostgresStore(
   where: string;
   counters: PostgresWindowCounters;
   liveCache: PostgresLiveCache;
+  /** The authorization server's records, shared by every instance. */
+  oauthRecords: PostgresOAuthRecords;
   /** The background sweep of every shared table, not started: the caller starts and stops it. */
   sweeper: PostgresSweeper;
 }> {
@@ -63,12 +66,14 @@ export async function openPostgresStore(
     poolMax: database.poolMax,
     statementTimeoutMs: database.statementTimeoutMs,
   });
-  // The rate limits' counters, and the live-data cache and single-flight leases shared by every instance,
-  // over the store's pool (the store ends it on close).
+  // The rate limits' counters, the live-data cache and single-flight leases, and the authorization server's
+  // records, shared by every instance, over the store's pool (the store ends it on close).
   const counters = new PostgresWindowCounters(store.queryable);
   const liveCache = new PostgresLiveCache(store.queryable, {
     maxAgeMinutes: options.cacheMinutesMax ?? DEFAULT_LIMITS.cacheMinutesMax,
   });
+  const now = options.now;
+  const oauthRecords = new PostgresOAuthRecords(store.queryable, now ? { now: () => now().getTime() } : {});
   const sweeper = new PostgresSweeper(store.connections, {
     tasks: [
       IDEMPOTENCY_SWEEP,
@@ -77,10 +82,11 @@ export async function openPostgresStore(
       historySweep(options.historyRetentionSeconds ?? DEFAULT_LIMITS.memoryHistoryRetentionSeconds),
       ...counters.sweepTasks,
       ...liveCache.sweepTasks,
+      ...oauthRecords.sweepTasks,
     ],
     intervalMs: SWEEP_INTERVAL_MS,
     ...(options.now ? { now: options.now } : {}),
     ...(options.onSweep ? { onRound: options.onSweep } : {}),
   });
-  return { store, where, counters, liveCache, sweeper };
+  return { store, where, counters, liveCache, oauthRecords, sweeper };
 }

@@ -55,6 +55,7 @@ export function toLedgerEntry(row: Row): LedgerEntry {
     ...(row.query_type === null ? {} : { queryType: row.query_type as LedgerEntry['queryType'] }),
     ...(row.query === null ? {} : { query: String(row.query) }),
     ...(row.idempotency_key === null ? {} : { idempotencyKey: String(row.idempotency_key) }),
+    ...(row.client === null || row.client === undefined ? {} : { client: String(row.client) }),
   };
 }
 
@@ -108,4 +109,4 @@ export const ACCOUNT_COLUMNS = 'id, email, name, plan, key_hash, balance_cents, 
 export const MEMORY_COLUMNS =
   'agent_id, key, value, type, metadata, created_at, updated_at, version, expires_at, ttl_seconds';
 export const LEDGER_COLUMNS =
-  'agent_id, id, at, operation, amount_cents, balance_after_cents, cost_cents, plan, memory_key, query_type, query, idempotency_key';
+  'agent_id, id, at, operation, amount_cents, balance_after_cents, cost_cents, plan, memory_key, query_type, query, idempotency_key, client';

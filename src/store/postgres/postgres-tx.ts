@@ -60,7 +60,7 @@ export class PostgresTx extends PostgresReader implements StoreTx {
         'RETURNING ledger_seq) ' +
         `INSERT INTO ledger (${LEDGER_COLUMNS}, seq) ` +
         'SELECT $1, $2::text, $3::timestamptz, $4::text, $5::bigint, $6::bigint, $7::bigint, $8::text, $9::text, ' +
-        '$10::text, $11::text, $12::text, next.ledger_seq FROM (VALUES (1)) AS one LEFT JOIN next ON true',
+        '$10::text, $11::text, $12::text, $14::text, next.ledger_seq FROM (VALUES (1)) AS one LEFT JOIN next ON true',
       [
         entry.agentId,
         entry.id,
@@ -75,6 +75,7 @@ export class PostgresTx extends PostgresReader implements StoreTx {
         entry.query ?? null,
         entry.idempotencyKey ?? null,
         entry.balanceAfterCents,
+        entry.client ?? null,
       ],
     );
     // The balance is the last entry's balance after it: set in the same statement.

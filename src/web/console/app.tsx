@@ -1,12 +1,13 @@
 /**
  * The console's shell: the header with the navigation and the session, hash routing between the pages
- * (#/account, #/usage, #/memories, #/live, #/operator), and signing in and out.
+ * (#/account, #/usage, #/memories, #/live, #/apps, #/operator), and signing in and out.
  */
 import type { ComponentChild } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { call, onBalance, onUnauthorized } from './api';
 import { cents } from './format';
 import { AccountPage } from './pages/account';
+import { AppsPage } from './pages/apps';
 import { LiveDataPage } from './pages/live-data';
 import { MemoriesPage } from './pages/memories';
 import { OperatorPage } from './pages/operator';
@@ -15,13 +16,14 @@ import { UsagePage } from './pages/usage';
 import { session } from './session';
 import type { Account, Ping } from './types';
 
-export type Route = 'account' | 'usage' | 'memories' | 'live' | 'operator';
-const ROUTES: readonly Route[] = ['account', 'usage', 'memories', 'live', 'operator'];
+export type Route = 'account' | 'usage' | 'memories' | 'live' | 'apps' | 'operator';
+const ROUTES: readonly Route[] = ['account', 'usage', 'memories', 'live', 'apps', 'operator'];
 const TITLES: Record<Route, string> = {
   account: 'Account',
   usage: 'Usage',
   memories: 'Memories',
   live: 'Live data',
+  apps: 'Connected apps',
   operator: 'Operator',
 };
 
@@ -121,6 +123,7 @@ export function App() {
         { route: 'usage', label: 'Usage' },
         { route: 'memories', label: 'Memories' },
         { route: 'live', label: 'Live data' },
+        { route: 'apps', label: 'Connected apps' },
       ]
     : [{ route: 'account', label: 'Sign in' }];
   if (showOperator) links.push({ route: 'operator', label: 'Operator' });
@@ -153,6 +156,8 @@ export function App() {
     page = <MemoriesPage focus={navigated} />;
   } else if (route === 'live') {
     page = <LiveDataPage focus={navigated} />;
+  } else if (route === 'apps') {
+    page = <AppsPage focus={navigated} />;
   } else {
     page = <AccountPage focus={navigated} onKeyRotated={useKey} />;
   }

@@ -160,3 +160,19 @@ export interface AdminStatus {
   /** The counts are of `day` (UTC), today. */
   cache: { entries: number; day?: string; hits: number; misses: number; hit_rate: number | null };
 }
+
+/** An OAuth client (an app such as Claude or ChatGPT) the account has allowed (GET /api/ac/oauth/clients). */
+export interface OAuthClient {
+  client_id: string;
+  client_name: string;
+  /** The host its answers go to (its redirect URIs'), or of its metadata document. */
+  client_host: string;
+  /** `read`, `write`. */
+  scopes: string[];
+  allowed_at: string;
+  last_used_at: string | null;
+}
+
+export interface OAuthClients {
+  clients: OAuthClient[];
+}

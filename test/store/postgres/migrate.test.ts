@@ -160,6 +160,7 @@ describe('migrate', () => {
       live_flights: 'u',
       live_usage: 'p',
       memories: 'p',
+      oauth_records: 'p',
       rate_limits: 'u',
       schema_migrations: 'p',
     });

@@ -32,6 +32,7 @@ const LEDGER_COLUMNS: Record<keyof LedgerEntry, string> = {
   queryType: 'query_type',
   query: 'query',
   idempotencyKey: 'idempotency_key',
+  client: 'client',
 };
 const MEMORY_COLUMNS: Record<keyof Memory, string> = {
   agentId: 'agent_id',

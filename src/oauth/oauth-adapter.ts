@@ -1,0 +1,100 @@
+/**
+ * oidc-provider's storage adapter over the store's OAuth records (src/store/oauth-records.ts), so that codes,
+ * tokens, grants, sessions and registered clients live where the accounts do: in DATA_DIR on the JSON store,
+ * in one table every instance shares on PostgreSQL (a revocation on one instance is seen by the next request
+ * on any other). Ids that are credentials (tokens, codes, session and interaction ids) are stored only as
+ * their SHA-256, and the copy of the id that oidc-provider keeps in a payload (`jti`) is dropped before it is
+ * stored and put back when the record is read: a copy of the store holds nothing a client could present.
+ */
+import { createHash } from 'node:crypto';
+import { type Adapter, type AdapterPayload, errors } from 'oidc-provider';
+import type { OAuthRecord, OAuthRecords } from '../store/oauth-records.js';
+
+/**
+ * The models whose records are spent once (a code, a refresh token under rotation): of two exchanges that
+ * raced past oidc-provider's own "already used" check, the one whose consume loses is a reuse.
+ */
+const SPENT_ONCE = new Set(['AuthorizationCode', 'RefreshToken']);
+
+/** The largest payload stored (a registered client's metadata is the largest thing there is). */
+const PAYLOAD_MAX_BYTES = 64 * 1024;
+
+export function hashId(id: string): string {
+  return createHash('sha256').update(id).digest('base64url');
+}
+
+/** What a stored payload may keep: everything but the id itself. */
+function storedPayload(payload: AdapterPayload): Record<string, unknown> {
+  const { jti: _jti, ...rest } = payload;
+  return rest;
+}
+
+/** One oidc-provider model's records: `kind` is the model's name. */
+export function oauthAdapterFor(records: OAuthRecords, now: () => number) {
+  return class OAuthAdapter implements Adapter {
+    constructor(private readonly kind: string) {}
+
+    private revive(record: OAuthRecord | undefined, id?: string): AdapterPayload | undefined {
+      if (record === undefined) return undefined;
+      const payload = { ...record.payload } as AdapterPayload;
+      if (id !== undefined && this.kind !== 'Client' && this.kind !== 'Grant') payload.jti = id;
+      if (record.consumedAt !== undefined) payload.consumed = Math.floor(record.consumedAt / 1000);
+      return payload;
+    }
+
+    /** Clients and grants are named by ids that are not secrets; everything else by a hash. */
+    private key(id: string): string {
+      return this.kind === 'Client' || this.kind === 'Grant' ? id : hashId(id);
+    }
+
+    async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
+      const stored = storedPayload(payload);
+      if (Buffer.byteLength(JSON.stringify(stored)) > PAYLOAD_MAX_BYTES)
+        throw new Error(`An OAuth ${this.kind} over ${PAYLOAD_MAX_BYTES} bytes was not stored.`);
+      await records.put({
+        kind: this.kind,
+        id: this.key(id),
+        payload: stored,
+        ...(expiresIn ? { expiresAt: now() + expiresIn * 1000 } : {}),
+        // A grant is indexed by its own id, so that revoking a grant removes it with its codes and tokens.
+        ...(this.kind === 'Grant' ? { grantId: id } : {}),
+        ...(typeof payload.grantId === 'string' ? { grantId: payload.grantId } : {}),
+        ...(typeof payload.uid === 'string' ? { uid: hashId(payload.uid) } : {}),
+        ...(typeof payload.userCode === 'string' ? { userCode: hashId(payload.userCode) } : {}),
+        ...(typeof payload.accountId === 'string' ? { accountId: payload.accountId } : {}),
+      });
+    }
+
+    async find(id: string): Promise<AdapterPayload | undefined> {
+      return this.revive(await records.get(this.kind, this.key(id)), id);
+    }
+
+    async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+      // Without its id: oidc-provider only compares what a session found by its uid says (its account).
+      return this.revive(await records.findByUid(this.kind, hashId(uid)));
+    }
+
+    async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+      return this.revive(await records.findByUserCode(this.kind, hashId(userCode)));
+    }
+
+    async consume(id: string): Promise<void> {
+      const consumed = await records.consume(this.kind, this.key(id));
+      if (!consumed && SPENT_ONCE.has(this.kind)) {
+        // Two exchanges of one code or refresh token raced, and the other won: this one is a reuse, which
+        // revokes the grant (as oidc-provider does for a reuse it sees) and is answered invalid_grant.
+        const record = await records.get(this.kind, this.key(id));
+        if (typeof record?.grantId === 'string') await records.deleteByGrant(record.grantId);
+        throw new errors.InvalidGrant(`${this.kind === 'RefreshToken' ? 'refresh token' : 'authorization code'} already used`);
+      }
+    }
+
+    async destroy(id: string): Promise<void> {
+      await records.delete(this.kind, this.key(id));
+    }
+
+    async revokeByGrantId(grantId: string): Promise<void> {
+      await records.deleteByGrant(grantId);
+    }
+  };
+}

@@ -1,0 +1,146 @@
+/**
+ * The authorization server and the resource server's metadata as one piece that the HTTP face mounts
+ * (before its JSON body parser: the token endpoint takes form bodies, which oidc-provider reads itself):
+ *
+ * - RFC 9728 protected resource metadata for /mcp, path-aware and at the root;
+ * - RFC 8414 authorization server metadata (oidc-provider's discovery document, also at its OpenID path);
+ * - the endpoints oidc-provider answers under /oauth (authorize, token, register, revoke, jwks);
+ * - the sign-in and consent pages, and their style sheet;
+ * - the console's list of allowed clients and their revocation (/api/ac/oauth/clients, with the API key).
+ *
+ * The resource server's check of a token (`accessTokens`) is used by the HTTP face at /mcp.
+ */
+import { type Express, type Request, type RequestHandler, Router } from 'express';
+import { AppError } from '../core/errors.js';
+import type { Account } from '../core/model.js';
+import type { OAuthRecords } from '../store/oauth-records.js';
+import { type AccessTokens, createAccessTokens } from './access-tokens.js';
+import { createConsents } from './consents.js';
+import { type InteractionDeps, interactionRoutes } from './interaction-routes.js';
+import {
+  AS_METADATA_PATH,
+  isProviderPath,
+  OAUTH_ROUTES,
+  OPENID_CONFIGURATION_PATH,
+  RESOURCE_METADATA_PATHS,
+} from './oauth-paths.js';
+import { createProvider } from './oauth-provider.js';
+import { type OAuthSettings, RESOURCE_SCOPES } from './oauth-settings.js';
+import { OAUTH_CSS } from './pages/oauth-css.js';
+
+export interface OAuthRoomDeps {
+  settings: OAuthSettings;
+  records: OAuthRecords;
+  authenticate: InteractionDeps['authenticate'];
+  findAccount: InteractionDeps['findAccount'];
+  register: InteractionDeps['register'];
+  /** The account of the request's API key (the console's calls); throws the HTTP face's 401. */
+  accountOf(req: Request): Promise<Account>;
+  onError(err: unknown): void;
+}
+
+/** Rate limits, built by the HTTP face: per address, and per client where the request names one. */
+export interface OAuthLimits {
+  authorize: RequestHandler[];
+  token: RequestHandler[];
+  registration: RequestHandler[];
+  signIn: RequestHandler[];
+  register: RequestHandler[];
+}
+
+export interface OAuthRoom {
+  settings: OAuthSettings;
+  accessTokens: AccessTokens;
+  /** Mounts every route on `app`, before its JSON body parser. */
+  mount(app: Express, limits: OAuthLimits): void;
+}
+
+export async function createOAuthRoom(deps: OAuthRoomDeps): Promise<OAuthRoom> {
+  const { settings } = deps;
+  const consents = createConsents(deps.records);
+  const provider = await createProvider({
+    settings,
+    records: deps.records,
+    findAccount: deps.findAccount,
+    rememberedGrant: async (accountId, clientId) => (await consents.get(accountId, clientId))?.grantId,
+  });
+  const accessTokens = createAccessTokens(provider, settings, consents, deps.onError);
+  const answer = provider.callback();
+
+  function mount(app: Express, limits: OAuthLimits): void {
+    const router = Router();
+    const resourceMetadata = {
+      resource: settings.resource,
+      authorization_servers: [settings.issuer],
+      scopes_supported: [...RESOURCE_SCOPES],
+      bearer_methods_supported: ['header'],
+      resource_name: 'agent-context',
+      resource_documentation: `${settings.issuer}/docs`,
+    };
+    for (const path of RESOURCE_METADATA_PATHS) {
+      router.get(path, (_req, res) => {
+        res.set('Access-Control-Allow-Origin', '*').json(resourceMetadata);
+      });
+    }
+    // RFC 8414's path: oidc-provider's own discovery document, which already has everything it asks for.
+    router.get(AS_METADATA_PATH, (req, res) => {
+      req.url = OPENID_CONFIGURATION_PATH;
+      answer(req, res);
+    });
+    router.get('/oauth/assets/oauth.css', (_req, res) => {
+      res.setHeader('Cache-Control', 'public, max-age=3600');
+      res.type('text/css').send(OAUTH_CSS);
+    });
+    // Express refuses a route without a handler: with the rate limits off (AC_RATE_LIMIT=off) there are none.
+    if (limits.authorize.length > 0) router.use(OAUTH_ROUTES.authorization, ...limits.authorize);
+    if (limits.token.length > 0) router.post(OAUTH_ROUTES.token, ...limits.token);
+    if (limits.registration.length > 0) router.post(OAUTH_ROUTES.registration, ...limits.registration);
+    router.use((req, res, next) => {
+      if (isProviderPath(req.path)) answer(req, res);
+      else next();
+    });
+    router.use(
+      interactionRoutes({
+        provider,
+        settings,
+        consents,
+        authenticate: deps.authenticate,
+        findAccount: deps.findAccount,
+        register: deps.register,
+        limits: { signIn: limits.signIn, register: limits.register },
+      }),
+    );
+    router.get('/api/ac/oauth/clients', async (req, res) => {
+      res.locals.operation = 'oauth_clients';
+      const account = await deps.accountOf(req);
+      const list = await consents.list(account.id);
+      res.json({
+        clients: list.map((consent) => ({
+          client_id: consent.clientId,
+          client_name: consent.clientName,
+          client_host: consent.clientHost,
+          scopes: consent.scopes,
+          allowed_at: new Date(consent.allowedAt).toISOString(),
+          last_used_at: consent.lastUsedAt === null ? null : new Date(consent.lastUsedAt).toISOString(),
+        })),
+      });
+    });
+    router.delete('/api/ac/oauth/clients', async (req, res) => {
+      res.locals.operation = 'oauth_clients_revoke';
+      const account = await deps.accountOf(req);
+      const clientId = typeof req.query.client_id === 'string' ? req.query.client_id : '';
+      const revoked = clientId !== '' && (await consents.revoke(account.id, clientId));
+      if (!revoked) {
+        throw new AppError(
+          'not_found',
+          `This account has not allowed a client ${JSON.stringify(clientId.slice(0, 200))}; GET /api/ac/oauth/clients lists the ones it has.`,
+          { field: 'client_id' },
+        );
+      }
+      res.json({ revoked: true, client_id: clientId });
+    });
+    app.use(router);
+  }
+
+  return { settings, accessTokens, mount };
+}
