@@ -95,6 +95,16 @@ export async function createOAuthRoom(deps: OAuthRoomDeps): Promise<OAuthRoom> {
     if (limits.authorize.length > 0) router.use(OAUTH_ROUTES.authorization, ...limits.authorize);
     if (limits.token.length > 0) router.post(OAUTH_ROUTES.token, ...limits.token);
     if (limits.registration.length > 0) router.post(OAUTH_ROUTES.registration, ...limits.registration);
+    // An authorization request without `scope` asks for every scope of the resource (the consent page shows
+    // them): without one, the grant would be empty and the person's Allow would end in access_denied.
+    router.get(OAUTH_ROUTES.authorization, (req, _res, next) => {
+      const url = new URL(req.url, 'http://local');
+      if (!url.searchParams.has('scope')) {
+        url.searchParams.set('scope', RESOURCE_SCOPES.join(' '));
+        req.url = `${url.pathname}${url.search}`;
+      }
+      next();
+    });
     router.use((req, res, next) => {
       if (isProviderPath(req.path)) answer(req, res);
       else next();

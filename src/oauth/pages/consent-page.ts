@@ -16,27 +16,26 @@ export interface ConsentView {
 export function consentPage(view: ConsentView): string {
   return page(
     'Allow access',
-    html`<h1><span class="client">${view.clientName}</span> asks to use your agent-context account</h1>
-<p>Signed in as <strong>${view.accountEmail}</strong>.</p>
-<p>Its answer goes to <span class="host">${view.redirectHost}</span>${
-      view.clientIdUrl
-        ? html`; the client describes itself at <span class="host">${view.clientIdUrl}</span>`
-        : ''
-    }.</p>
+    html`<h1><span class="client">${view.clientName}</span> asks to use your <span class="nowrap">agent-context</span> account</h1>
+<dl class="facts">
+<div><dt>Signed in as</dt><dd><strong>${view.accountEmail}</strong></dd></div>
+<div><dt>Answer goes to</dt><dd class="host">${view.redirectHost}</dd></div>
+${view.clientIdUrl ? html`<div><dt>Described at</dt><dd class="host">${view.clientIdUrl}</dd></div>` : ''}
+</dl>
 ${
   view.localRedirect
-    ? html`<p class="warning" role="note">The answer goes to a program on this computer (a localhost address). Allow
-only if you started ${view.clientName} here yourself just now.</p>`
+    ? html`<p class="message warning" role="note">The answer goes to a program on this computer (a localhost
+address). Allow only if you started ${view.clientName} here yourself just now.</p>`
     : ''
 }
 <h2>It will be able to</h2>
 <ul class="scopes">${view.scopes.map((scope) => html`<li><strong>${scope.name}</strong>: ${scope.description}</li>`)}</ul>
-<p class="muted">What it spends comes from this account's balance; the console lists the clients you allowed and
-revokes any of them.</p>
+<p class="hint">What it spends comes from this account's balance. The console lists the clients you allowed
+and revokes any of them.</p>
 <form method="post" action="${view.action}">
 <div class="actions">
-<button type="submit" name="decision" value="allow">Allow</button>
-<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+<button type="submit" name="decision" value="allow" class="primary">Allow</button>
+<button type="submit" name="decision" value="deny">Deny</button>
 </div>
 </form>`,
   );

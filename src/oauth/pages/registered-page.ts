@@ -15,9 +15,9 @@ export function registeredPage(view: RegisteredView): string {
     'Account created',
     html`<h1>Your account is ready</h1>
 <p>An account for <strong>${view.email}</strong> was made with ${credit} of credit. This is its API key:</p>
-<code class="key" aria-label="Your API key">${view.key}</code>
-<p class="warning" role="note">It is shown only this once. Keep it somewhere safe: you need it to sign in again,
-to use the console, and for clients that take a key.</p>
-<div class="actions"><a class="button" href="${view.continueTo}">I have saved it, continue</a></div>`,
+<code class="key" id="key">${view.key}</code>
+<p class="message warning" role="note">It is shown only this once. Keep it somewhere safe: you need it to sign
+in again, to use the console, and for clients that take a key.</p>
+<div class="actions"><a class="button primary" href="${view.continueTo}">I have saved it, continue</a></div>`,
   );
 }
