@@ -31,7 +31,6 @@ export async function openOAuthRoom(service: OAuthService): Promise<OAuthRoom | 
       accessTokenTtlSeconds: oauth.accessTokenTtlSeconds,
       refreshTokenTtlSeconds: oauth.refreshTokenTtlSeconds,
       cimdAllowLoopback: oauth.cimdAllowLoopback,
-      behindProxy: config.trustProxy !== false,
     },
     records: service.oauthRecords,
     authenticate: (key) => core.accounts.authenticate(key),

@@ -27,6 +27,9 @@ export interface ProviderDeps {
   now?: () => number;
 }
 
+/** The header oauth-room.ts puts the client's address in (as Express found it, trust proxy applied). */
+export const PEER_HEADER = 'x-agent-context-peer';
+
 /** How long a sign-in and consent may take, and how long an authorization code lives (seconds). */
 const INTERACTION_TTL = 10 * 60;
 const CODE_TTL = 60;
@@ -42,7 +45,10 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
       const account = await deps.findAccount(sub);
       return account && { accountId: account.id, claims: async () => ({ sub: account.id }) };
     },
-    scopes: ['openid', 'offline_access', ...RESOURCE_SCOPES],
+    // No `offline_access`: a refresh token goes to every client registered for the refresh_token grant (the
+    // pure OAuth 2.1 way, issueRefreshToken below). Advertised, it makes MCP clients ask for it (SEP-2207),
+    // and with it for prompt=consent, which shows the consent page on every sign-in, remembered or not.
+    scopes: ['openid', ...RESOURCE_SCOPES],
     claims: { openid: ['sub'] },
     routes: OAUTH_ROUTES,
     interactions: { url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
@@ -127,6 +133,10 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
     renderError: renderProviderError,
   };
   const provider = new Provider(settings.issuer, configuration);
-  provider.proxy = settings.behindProxy;
+  // Every request reaches it as if at the issuer (oauth-room.ts sets the forwarded scheme, host and address
+  // from the issuer and from Express's view of the client): its endpoint URLs and cookies follow the issuer,
+  // not whatever Host a request or a proxy sent.
+  provider.proxy = true;
+  provider.proxyIpHeader = PEER_HEADER;
   return provider;
 }

@@ -10,7 +10,7 @@
  *
  * The resource server's check of a token (`accessTokens`) is used by the HTTP face at /mcp.
  */
-import { type Express, type Request, type RequestHandler, Router } from 'express';
+import { type Express, type Request, type RequestHandler, type Response, Router } from 'express';
 import { AppError } from '../core/errors.js';
 import type { Account } from '../core/model.js';
 import type { OAuthRecords } from '../store/oauth-records.js';
@@ -24,7 +24,7 @@ import {
   OPENID_CONFIGURATION_PATH,
   RESOURCE_METADATA_PATHS,
 } from './oauth-paths.js';
-import { createProvider } from './oauth-provider.js';
+import { createProvider, PEER_HEADER } from './oauth-provider.js';
 import { type OAuthSettings, RESOURCE_SCOPES } from './oauth-settings.js';
 import { OAUTH_CSS } from './pages/oauth-css.js';
 
@@ -65,7 +65,15 @@ export async function createOAuthRoom(deps: OAuthRoomDeps): Promise<OAuthRoom> {
     rememberedGrant: async (accountId, clientId) => (await consents.get(accountId, clientId))?.grantId,
   });
   const accessTokens = createAccessTokens(provider, settings, consents, deps.onError);
-  const answer = provider.callback();
+  const callback = provider.callback();
+  const issuer = new URL(settings.issuer);
+  /** Hands a request to oidc-provider as one made at the issuer (see oauth-provider.ts). */
+  const answer = (req: Request, res: Response) => {
+    req.headers['x-forwarded-proto'] = issuer.protocol.slice(0, -1);
+    req.headers['x-forwarded-host'] = issuer.host;
+    req.headers[PEER_HEADER] = req.ip ?? req.socket.remoteAddress ?? '';
+    callback(req, res);
+  };
 
   function mount(app: Express, limits: OAuthLimits): void {
     const router = Router();

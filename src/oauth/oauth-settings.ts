@@ -22,8 +22,6 @@ export interface OAuthSettings {
    * certificates. Config refuses it unless the issuer itself is on loopback.
    */
   cimdAllowLoopback: boolean;
-  /** Express's `trust proxy` is set: take the scheme from X-Forwarded-Proto (for secure cookies). */
-  behindProxy: boolean;
 }
 
 /** The URL of the protected resource metadata for `/mcp` (RFC 9728, path-aware). */

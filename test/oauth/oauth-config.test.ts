@@ -1,6 +1,7 @@
 /** When OAuth is on, and the settings Config refuses (src/config.ts, oauthConfig). */
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
+import { startTestServer } from '../helpers/test-server.js';
 
 const BASE = { DATA_DIR: '/tmp/ac-oauth-config' };
 
@@ -52,11 +53,83 @@ describe('OAuth configuration', () => {
       /AC_OAUTH=on, but AC_PUBLIC_URL .* is not https/,
     );
     expect(() =>
-      loadConfig({ ...BASE, AC_PUBLIC_URL: 'https://memory.example.com', AC_OAUTH_CIMD_ALLOW_LOOPBACK: 'on' }),
+      loadConfig({
+        ...BASE,
+        AC_PUBLIC_URL: 'https://memory.example.com',
+        AC_OAUTH_CIMD_ALLOW_LOOPBACK: 'on',
+      }),
     ).toThrow(/test setting/);
     expect(() =>
       loadConfig({ ...BASE, AC_PUBLIC_URL: 'https://a.example.com', PUBLIC_URL: 'https://b.example.com' }),
     ).toThrow(/differ/);
     expect(() => loadConfig({ ...BASE, AC_OAUTH_ACCESS_TOKEN_TTL: 'forever' })).toThrow(/not a duration/);
+  });
+});
+
+describe('AC_OAUTH on a running server', () => {
+  const initialize = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+  };
+  const mcpHeaders = { accept: 'application/json, text/event-stream' };
+
+  it('off: no metadata, no /oauth, and /mcp answers without a credential as before', async () => {
+    const server = await startTestServer({
+      env: { AC_PUBLIC_URL: 'https://memory.example.com', AC_OAUTH: 'off' },
+    });
+    try {
+      expect((await server.request('GET', '/.well-known/oauth-protected-resource/mcp')).status).toBe(404);
+      expect((await server.request('GET', '/.well-known/oauth-authorization-server')).status).toBe(404);
+      expect((await server.request('GET', '/oauth/authorize')).status).toBe(404);
+      expect(
+        (await server.request('GET', '/api/ac/oauth/clients', { key: await server.register() })).status,
+      ).toBe(404);
+      const res = await server.request('POST', '/mcp', { body: initialize, headers: mcpHeaders });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('www-authenticate')).toBeNull();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('on (an https public URL): the metadata names it, /mcp challenges a request without a credential, a key is never challenged', async () => {
+    const server = await startTestServer({ env: { AC_PUBLIC_URL: 'https://memory.example.com' } });
+    try {
+      const prm = await server.request('GET', '/.well-known/oauth-protected-resource/mcp');
+      expect(prm.status).toBe(200);
+      expect(prm.body).toMatchObject({
+        resource: 'https://memory.example.com/mcp',
+        authorization_servers: ['https://memory.example.com'],
+        scopes_supported: ['read', 'write'],
+      });
+      const as = await server.request('GET', '/.well-known/oauth-authorization-server');
+      expect(as.body).toMatchObject({
+        issuer: 'https://memory.example.com',
+        code_challenge_methods_supported: ['S256'],
+        token_endpoint_auth_methods_supported: ['none'],
+        client_id_metadata_document_supported: true,
+        authorization_response_iss_parameter_supported: true,
+        registration_endpoint: 'https://memory.example.com/oauth/register',
+      });
+      const anonymous = await server.request('POST', '/mcp', { body: initialize, headers: mcpHeaders });
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.headers.get('www-authenticate')).toBe(
+        'Bearer resource_metadata="https://memory.example.com/.well-known/oauth-protected-resource/mcp", scope="read write"',
+      );
+      const key = await server.register();
+      for (const credential of [{ key }, { bearer: key }]) {
+        const res = await server.request('POST', '/mcp', {
+          body: initialize,
+          headers: mcpHeaders,
+          ...credential,
+        });
+        expect(res.status).toBe(200);
+        expect(res.headers.get('www-authenticate')).toBeNull();
+      }
+    } finally {
+      await server.close();
+    }
   });
 });
