@@ -60,7 +60,9 @@ export function createConsents(records: OAuthRecords, now: () => number = Date.n
     const lastUse = new Map(uses.map((use) => [use.id, Number(use.payload.at)]));
     // A consent whose grant is gone (expired, or revoked when a refresh token was used twice) allows nothing.
     const granted = await Promise.all(
-      found.map(async (record) => (await records.get(GRANT_KIND, String(record.payload.grantId))) !== undefined),
+      found.map(
+        async (record) => (await records.get(GRANT_KIND, String(record.payload.grantId))) !== undefined,
+      ),
     );
     return found
       .filter((_record, i) => granted[i])

@@ -37,7 +37,9 @@ export function oauthAdapterFor(records: OAuthRecords, now: () => number) {
     private revive(record: OAuthRecord | undefined, id?: string): AdapterPayload | undefined {
       if (record === undefined) return undefined;
       const payload = { ...record.payload } as AdapterPayload;
-      if (id !== undefined && this.kind !== 'Client' && this.kind !== 'Grant') payload.jti = id;
+      // A model's id is its jti (a grant's too: without it, a grant read back is saved again under a new id,
+      // and the session and the codes name none); a client's metadata has no jti.
+      if (id !== undefined && this.kind !== 'Client') payload.jti = id;
       if (record.consumedAt !== undefined) payload.consumed = Math.floor(record.consumedAt / 1000);
       return payload;
     }
@@ -85,7 +87,9 @@ export function oauthAdapterFor(records: OAuthRecords, now: () => number) {
         // revokes the grant (as oidc-provider does for a reuse it sees) and is answered invalid_grant.
         const record = await records.get(this.kind, this.key(id));
         if (typeof record?.grantId === 'string') await records.deleteByGrant(record.grantId);
-        throw new errors.InvalidGrant(`${this.kind === 'RefreshToken' ? 'refresh token' : 'authorization code'} already used`);
+        throw new errors.InvalidGrant(
+          `${this.kind === 'RefreshToken' ? 'refresh token' : 'authorization code'} already used`,
+        );
       }
     }
 
