@@ -7,22 +7,12 @@
  * server with OAuth off the page says so instead of an error. Both widths, axe, no console error.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { lookAtBothWidths, type PageWatch } from '../helpers/browser.js';
+import { browse, CookieJar, freePort, pageOf } from '../helpers/oauth-http.js';
 import type { TestServer } from '../helpers/test-server.js';
 import { useConsoleSuite } from './console-suite.js';
-
-/** A free loopback port, for a server whose public URL (the OAuth issuer) must be known before it starts. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const address = probe.address();
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  if (!address || typeof address === 'string') throw new Error('freePort: no port');
-  return address.port;
-}
 
 const PORT = await freePort();
 const ISSUER = `http://127.0.0.1:${PORT}`;
@@ -34,66 +24,6 @@ const REDIRECT_URI = `http://${CALLBACK_HOST}/cb`;
 const STATUS_404 = /status of 404/;
 
 const base64url = (bytes: Buffer) => bytes.toString('base64url');
-
-/** A browser's cookies for one origin, enough for oidc-provider's interaction and session cookies. */
-class CookieJar {
-  private readonly cookies = new Map<string, string>();
-  take(res: Response): void {
-    for (const line of res.headers.getSetCookie()) {
-      const [pair = '', ...attributes] = line.split(';');
-      const at = pair.indexOf('=');
-      const name = pair.slice(0, at).trim();
-      const value = pair.slice(at + 1).trim();
-      const expired = attributes.some((a) => /^\s*(max-age=0|expires=thu, 01 jan 1970)/i.test(a));
-      if (expired || value === '') this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-  }
-  header(): string {
-    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-  }
-}
-
-/**
- * Requests `url` and follows the server's redirects as a browser does, until a page (returned with its URL)
- * or a redirect to the client's callback (returned as `callback`).
- */
-async function browse(
-  jar: CookieJar,
-  url: string,
-  form?: Record<string, string>,
-): Promise<{ url: string; status: number; text: string } | { callback: URL }> {
-  let next = new URL(url, ISSUER);
-  let body: URLSearchParams | undefined = form ? new URLSearchParams(form) : undefined;
-  for (let hops = 0; hops < 10; hops++) {
-    const res = await fetch(next, {
-      method: body ? 'POST' : 'GET',
-      redirect: 'manual',
-      headers: {
-        cookie: jar.header(),
-        ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-      },
-      ...(body ? { body } : {}),
-    });
-    jar.take(res);
-    const location = res.headers.get('location');
-    if (res.status >= 300 && res.status < 400 && location) {
-      await res.arrayBuffer();
-      const target = new URL(location, next);
-      if (target.href.startsWith(REDIRECT_URI)) return { callback: target };
-      next = target;
-      body = undefined;
-      continue;
-    }
-    return { url: next.href, status: res.status, text: await res.text() };
-  }
-  throw new Error(`browse: too many redirects from ${url}`);
-}
-
-function page(result: Awaited<ReturnType<typeof browse>>): { url: string; status: number; text: string } {
-  if ('callback' in result) throw new Error(`expected a page, was sent to ${result.callback.href}`);
-  return result;
-}
 
 /**
  * An app allowed by the person with `key`, through the whole flow: registered (RFC 7591), authorized with PKCE
@@ -132,15 +62,19 @@ async function allowApp(
     authorize.searchParams.set(k, v);
 
   const jar = new CookieJar();
-  const signIn = page(await browse(jar, authorize.href));
+  const signIn = pageOf(await browse(jar, authorize.href, REDIRECT_URI));
   expect(signIn.status, signIn.text).toBe(200);
   expect(signIn.text).toContain(name);
   const uid = /\/oauth\/interaction\/([^/?#]+)/.exec(signIn.url)?.[1];
   expect(uid, signIn.url).toBeTruthy();
-  const consent = page(await browse(jar, `/oauth/interaction/${uid}/sign-in`, { api_key: key }));
+  const consent = pageOf(
+    await browse(jar, `${ISSUER}/oauth/interaction/${uid}/sign-in`, REDIRECT_URI, { api_key: key }),
+  );
   expect(consent.status, consent.text).toBe(200);
   const consentUid = /\/oauth\/interaction\/([^/?#]+)/.exec(consent.url)?.[1];
-  const done = await browse(jar, `/oauth/interaction/${consentUid}/consent`, { decision: 'allow' });
+  const done = await browse(jar, `${ISSUER}/oauth/interaction/${consentUid}/consent`, REDIRECT_URI, {
+    decision: 'allow',
+  });
   if (!('callback' in done)) throw new Error(`expected the callback, got ${done.status} at ${done.url}`);
   expect(done.callback.searchParams.get('state')).toBe('console-test');
   const code = done.callback.searchParams.get('code');

@@ -22,6 +22,7 @@ import {
   type ViewportName,
   watchPage,
 } from '../helpers/browser.js';
+import { freePort } from '../helpers/oauth-http.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
 const AXE_SOURCE = readFileSync(path.resolve('node_modules/axe-core/axe.min.js'), 'utf8');
@@ -31,18 +32,6 @@ const STATUS_4XX = /status of 40[01]/;
 const INTERACTION = /^\/oauth\/interaction\/[\w-]+$/;
 const SIGN_IN_POST = /^\/oauth\/interaction\/[\w-]+\/sign-in$/;
 const REGISTER_POST = /^\/oauth\/interaction\/[\w-]+\/register$/;
-
-/** A free loopback port: the issuer (AC_PUBLIC_URL) must name the server's port before it starts. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 /** The client's side of the redirect: a page at /cb that says the answer arrived. */
 async function startClientApp(): Promise<{ origin: string; close(): Promise<void> }> {

@@ -201,30 +201,3 @@ export async function tokenRequest(
   });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
-
-/** An MCP call at /mcp with a bearer credential: its HTTP status, WWW-Authenticate and JSON body. */
-export async function mcpPost(
-  issuer: string,
-  bearer: string | undefined,
-  message: Record<string, unknown>,
-): Promise<{ status: number; challenge: string | null; body: any }> {
-  const res = await fetch(new URL('/mcp', issuer), {
-    method: 'POST',
-    headers: {
-      ...(bearer === undefined ? {} : { authorization: `Bearer ${bearer}` }),
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-11-25',
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, ...message }),
-  });
-  const text = await res.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    const data = /^data: (.*)$/m.exec(text)?.[1];
-    body = data ? JSON.parse(data) : text;
-  }
-  return { status: res.status, challenge: res.headers.get('www-authenticate'), body };
-}

@@ -16,32 +16,19 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, VIEWPORTS } from '../helpers/browser.js';
+import { freePort } from '../helpers/oauth-http.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
 const CONFORMANCE = path.resolve('node_modules/@modelcontextprotocol/conformance/dist/index.js');
 /** Gives the suite (0.2.0-alpha.x imports fs.globSync, Node 22 and later) what it lacks on Node 20. */
 const ON_NODE_20 = pathToFileURL(path.resolve('test/helpers/conformance-node20.mjs')).href;
 const SCENARIOS = ['authorization-server-metadata-endpoint', 'authorization-code-grant'];
-
-/** A free loopback port (the issuer names the server's port; the suite's callback listens on another). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 interface Check {
   id: string;

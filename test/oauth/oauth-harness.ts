@@ -27,23 +27,14 @@ import type {
 import type { BrowserContext, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { lookAtBothWidths, watchPage } from '../helpers/browser.js';
+import { freePort } from '../helpers/oauth-http.js';
 import { testDatabase } from '../helpers/postgres.js';
 import { CLI } from '../helpers/spawn-serve.js';
 import { type ApiResponse, ON_POSTGRES, type RequestOptions, request } from '../helpers/test-server.js';
 
-const FIXTURES = path.resolve('test', 'fixtures', 'oauth');
+export { freePort };
 
-/** A port free on loopback a moment ago (the server is told it, since its public URL must name it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
+const FIXTURES = path.resolve('test', 'fixtures', 'oauth');
 
 export interface StoreOf {
   /** What the server's environment says about its store. */
