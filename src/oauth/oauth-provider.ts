@@ -33,6 +33,8 @@ export const PEER_HEADER = 'x-agent-context-peer';
 /** How long a sign-in and consent may take, and how long an authorization code lives (seconds). */
 const INTERACTION_TTL = 10 * 60;
 const CODE_TTL = 60;
+/** How long a consent's grant lives, at least (seconds). */
+const GRANT_TTL = 365 * 24 * 3600;
 
 export async function createProvider(deps: ProviderDeps): Promise<Provider> {
   const { settings, records } = deps;
@@ -114,7 +116,9 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
       AccessToken: settings.accessTokenTtlSeconds,
       AuthorizationCode: CODE_TTL,
       RefreshToken: settings.refreshTokenTtlSeconds,
-      Grant: settings.refreshTokenTtlSeconds,
+      // A grant outlives its refresh tokens, each of which lives its own TTL from its rotation: a connector in
+      // use stays connected for a year, then the person allows it again.
+      Grant: Math.max(settings.refreshTokenTtlSeconds, GRANT_TTL),
       Interaction: INTERACTION_TTL,
       Session: INTERACTION_TTL,
       IdToken: settings.accessTokenTtlSeconds,
