@@ -34,15 +34,23 @@ export function newer(entry: CachedLiveResult | undefined, known: CachedLiveResu
   return entry;
 }
 
-/** The answer for `result` served as `served`, with the agent's balance after it; `ageMs` is the result's age. */
+type DataOutput = Output<'DataOutput'>;
+
+/**
+ * The answer for `result` of a `type` request served as `served`, with the agent's balance after it;
+ * `ageMs` is the result's age. Its `data` is in the shape of `type` (the providers normalise into it); the
+ * answer echoes `type` as `query_type`, so that a client can tell the shape.
+ */
 export function answerView(
+  type: QueryType,
   result: CachedLiveResult,
   served: Served,
   balance: number,
   ageMs: number,
-): Output<'DataOutput'> {
+): DataOutput {
   return {
     success: true,
+    query_type: type,
     data: result.data,
     from_cache: served.fromCache,
     cost_cents: served.cost,
@@ -56,7 +64,7 @@ export function answerView(
     cached_at: result.fetchedAt,
     ...(served.stale ? { stale: true } : {}),
     ...(served.freshnessNote ? { freshness_note: served.freshnessNote } : {}),
-  };
+  } as DataOutput; // data: the provider's normalised result, in the shape of `type`
 }
 
 /**

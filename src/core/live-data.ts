@@ -36,6 +36,7 @@ import {
   servedFromCache,
 } from './live-answer.js';
 import type { CachedLiveResult, LiveCache, LiveDataSource } from './live-port.js';
+import type { QueryType } from './model.js';
 import type { Input, Output } from './schemas.js';
 import type { StorePort } from './store-port.js';
 
@@ -80,14 +81,15 @@ export function createLiveData(
 
   const ageMs = (result: CachedLiveResult) => clock.now().getTime() - Date.parse(result.fetchedAt);
 
-  const view = (result: CachedLiveResult, served: Served, balance: number): DataOutput =>
-    answerView(result, served, balance, ageMs(result));
+  const view = (type: QueryType, result: CachedLiveResult, served: Served, balance: number): DataOutput =>
+    answerView(type, result, served, balance, ageMs(result));
 
   /**
    * An answer served from the cache, at the cached price (0: free, so no debit, and the idempotency record,
    * if any, gets a transaction of its own).
    */
   async function answerCached(
+    type: QueryType,
     agentId: string,
     result: CachedLiveResult,
     served: Served,
@@ -96,12 +98,12 @@ export function createLiveData(
   ): Promise<DataOutput> {
     if (record?.idempotencyKey === undefined && record?.client === undefined && served.cost === 0) {
       const account = await store.read((reader) => reader.getAccount(agentId));
-      return view(result, served, account?.balanceCents ?? 0);
+      return view(type, result, served, account?.balanceCents ?? 0);
     }
     return store.transact(async (tx) => {
       const charge = { cents: served.cost, operation: price.operation, ref };
       const account = await ledger.debit(tx, await loadAccount(tx, agentId), charge, record);
-      const response = view(result, served, account.balanceCents);
+      const response = view(type, result, served, account.balanceCents);
       if (record) await record(tx, response);
       return response;
     });
@@ -127,7 +129,12 @@ export function createLiveData(
       const charge = { cents: price, operation: declared.operation, ref };
       const response = await store.transact(async (tx) => {
         const account = await ledger.debit(tx, await loadAccount(tx, agentId), charge, record);
-        const body = view(result, { fromCache: false, cost: price, state: 'fresh' }, account.balanceCents);
+        const body = view(
+          input.query_type,
+          result,
+          { fromCache: false, cost: price, state: 'fresh' },
+          account.balanceCents,
+        );
         if (record) await record(tx, body);
         return body;
       });
@@ -144,6 +151,7 @@ export function createLiveData(
   async function followed(request: DataRequest, result: CachedLiveResult): Promise<Outcome> {
     const cost = request.ctx.charge.cachedCents ?? 0;
     const response = await answerCached(
+      request.input.query_type,
       request.agentId,
       result,
       { fromCache: true, cost, state: 'shared_flight' },
@@ -205,7 +213,7 @@ export function createLiveData(
     // This process's entry first, with no I/O: the hot path.
     const own = cache.peek(key);
     const ownHit = fromCache(own, input.cache_minutes, cachedPrice);
-    if (own && ownHit) return answerCached(agentId, own, ownHit, ctx, ref);
+    if (own && ownHit) return answerCached(input.query_type, agentId, own, ownHit, ctx, ref);
     const request: DataRequest = { agentId, input, ctx, query, key, ref };
     if (input.cache_minutes === CACHED_ONLY) return cachedOnly(request, own);
     const pending = inFlight.get(key);
@@ -214,7 +222,7 @@ export function createLiveData(
     // Then what other instances stored (a process-local cache has nothing more).
     const cached = await cache.get(key);
     const hit = fromCache(cached, input.cache_minutes, cachedPrice);
-    if (cached && hit) return answerCached(agentId, cached, hit, ctx, ref);
+    if (cached && hit) return answerCached(input.query_type, agentId, cached, hit, ctx, ref);
     const started = inFlight.get(key); // one may have begun while this request looked
     if (started) return follow(request, started, cached);
 
@@ -251,13 +259,14 @@ export function createLiveData(
    */
   async function cachedOnly(request: DataRequest, own: CachedLiveResult | undefined): Promise<DataOutput> {
     const { agentId, ctx, key, ref } = request;
+    const type = request.input.query_type;
     const hit: Served = { fromCache: true, cost: ctx.charge.cachedCents ?? 0, state: 'hit' };
-    if (own) return answerCached(agentId, own, hit, ctx, ref);
+    if (own) return answerCached(type, agentId, own, hit, ctx, ref);
     const pending = inFlight.get(key);
     const joined = pending && (await pending.catch(() => undefined));
     if (joined) return (await followed(request, joined)).response;
     const cached = await cache.get(key);
-    if (cached) return answerCached(agentId, cached, hit, ctx, ref);
+    if (cached) return answerCached(type, agentId, cached, hit, ctx, ref);
     const started = inFlight.get(key);
     const arrived =
       (started && (await started.catch(() => undefined))) ?? (await cache.waitFor(key, undefined));
@@ -278,6 +287,7 @@ export function createLiveData(
     if (!cached) throw err;
     const cost = request.ctx.charge.cachedCents ?? 0;
     return answerCached(
+      request.input.query_type,
       request.agentId,
       cached,
       { fromCache: true, cost, state: 'stale', stale: true },

@@ -1,7 +1,8 @@
 /**
- * The Open-Meteo geocoder (keyless): Open-Meteo's forecast asks it directly, and it is the first member of
- * the geocoding chain that MET Norway's Locationforecast asks (Nominatim next). One not-found rule, one
- * normalised `location` and `alternatives`, so that every weather provider answers a place in the same words.
+ * The Open-Meteo geocoder (keyless): the first member of the geocoding chain that the weather providers
+ * needing coordinates ask (Open-Meteo's forecast, MET Norway's Locationforecast; Nominatim next). One
+ * not-found rule, one normalised `location` and `alternatives`, so that every weather provider answers a
+ * place in the same words.
  */
 import { z } from 'zod';
 import { AppError } from '../core/errors.js';
@@ -16,6 +17,13 @@ export const OPEN_METEO: Upstream = { id: 'open-meteo', name: 'Open-Meteo', kind
 
 /** The `LiveConfig.urls` key of the geocoder's base URL (declared by Open-Meteo's descriptor). */
 export const GEOCODING_URL_KEY = 'openMeteoGeocoding';
+
+/**
+ * The longest a geocoder's attempt may take (or the configured upstream timeout, if shorter). A place
+ * lookup is one indexed search that answers in well under a second, and two weather providers wait for it,
+ * so a hanging geocoder must not eat the budget of the providers after it.
+ */
+export const GEOCODER_TIMEOUT_MS = 3_000;
 
 const placeSchema = z.object({
   name: z.string(),
@@ -57,7 +65,10 @@ export async function geocodePlace(
     format: 'json',
     countryCode,
   });
-  const geocoding = await http.getJson(OPEN_METEO, url, geocodingSchema, { deadline });
+  const geocoding = await http.getJson(OPEN_METEO, url, geocodingSchema, {
+    deadline,
+    timeoutMs: GEOCODER_TIMEOUT_MS,
+  });
   const [place, ...others] = geocoding.results ?? [];
   if (!place) {
     throw new AppError(

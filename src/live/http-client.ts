@@ -35,8 +35,10 @@ export interface GetJsonOptions {
   headers?: Record<string, string>;
   /** Maps a non-2xx status to a specific error (e.g. 404 → not_found); undefined means `upstream_failed`. */
   onStatus?: (status: number) => AppError | undefined;
-  /** Epoch ms by which the call, retries included, must be done (the chain's budget). */
+  /** Epoch ms by which the call, retries included, must be done (the provider's share of the budget). */
   deadline?: number;
+  /** A shorter limit per attempt than the client's (a geocoder's); the client's when longer. */
+  timeoutMs?: number;
 }
 
 export interface GetTextOptions extends GetJsonOptions {
@@ -153,7 +155,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   ) {
     const label = upstreamLabel(upstream);
     const details: ErrorDetails = { source: upstream.id };
-    const limit = Math.max(1, Math.min(timeoutMs, budgetMs));
+    const limit = Math.max(1, Math.min(timeoutMs, call.timeoutMs ?? timeoutMs, budgetMs));
     const signal = AbortSignal.timeout(limit);
     try {
       const response = await fetch(url, {

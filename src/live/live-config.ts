@@ -31,6 +31,12 @@ export interface LiveConfig {
   providers?: Partial<Record<QueryType | 'geocoding', readonly string[]>>;
   /** API keys by provider id (`brave`, `coingecko`, `finnhub`, …); a keyed provider reads its own. */
   apiKeys?: Readonly<Record<string, string>>;
+  /**
+   * Token-bucket rates by provider id, replacing the descriptor's (and AC_INSTANCES' share of it): for an
+   * instance of the upstream that allows more (a self-hosted Nominatim or SearXNG), and for tests. Not read
+   * from the environment.
+   */
+  rates?: Readonly<Record<string, { perMinute: number; burst?: number }>>;
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 
 import NodeCache from 'node-cache';
-import { AppError } from '../core/errors.js';
+import { AppError, toAppError } from '../core/errors.js';
 import type { LiveDataSource, LiveResult } from '../core/live-port.js';
 import type { QueryType } from '../core/model.js';
 import { placesOf } from './geocoding.js';
@@ -14,15 +14,17 @@ import { createHttpClient } from './http-client.js';
 import type { LiveConfig } from './live-config.js';
 import { type NewsItem, normaliseNewsItems } from './news-items.js';
 import { type PriceQuery, parsePriceQuery } from './price-query.js';
-import { type ChainOptions, ProviderChain } from './provider-chain.js';
 import {
-  type GeocodedPlace,
-  joinVariables,
-  type PriceKind,
-  type ProviderTools,
-} from './provider-descriptor.js';
+  type ChainOptions,
+  ChainProgress,
+  NoCapacityError,
+  ProviderChain,
+  type RequestScope,
+  UnmetNeedError,
+} from './provider-chain.js';
+import { type GeocodedPlace, joinVariables, type PriceKind } from './provider-descriptor.js';
 import { PROVIDERS } from './provider-list.js';
-import { chainMembers, priceMembers } from './providers.js';
+import { chainMembers, priceMembers, type ToolsFor } from './providers.js';
 
 const PRICE_KINDS: readonly PriceKind[] = ['fiat', 'crypto', 'metal', 'stock'];
 
@@ -66,9 +68,9 @@ export function isEmptyResult(type: QueryType, result: LiveResult): boolean {
 }
 
 /** The geocoders' own tools: a geocoder that asked the geocoding chain would ask itself. */
-const NO_TOOLS: ProviderTools = {
+const NO_TOOLS: ToolsFor = () => ({
   geocode: () => Promise.reject(new AppError('internal', 'A geocoder cannot ask the geocoding chain.')),
-};
+});
 
 /** The one HTTP client the providers share, as the configuration sets it up. */
 export function httpClientFor(config: LiveConfig) {
@@ -76,7 +78,7 @@ export function httpClientFor(config: LiveConfig) {
 }
 
 export interface LiveChains {
-  /** Place names to coordinates, for the weather providers that need them (MET Norway). */
+  /** Place names to coordinates, for the weather providers that need them (Open-Meteo, MET Norway). */
   geocoding: ProviderChain;
   weather: ProviderChain;
   news: ProviderChain;
@@ -89,27 +91,58 @@ export interface LiveChains {
 const PLACE_TTL_S = 30 * 24 * 3600;
 const PLACES_KEPT = 10_000;
 
+/** One request's geocoding of one place query: where the geocoding chain got to, and how it ended. */
+interface Geocoding {
+  progress: ChainProgress;
+  /** The place, or the failure every provider of the request that needs coordinates shares. */
+  settled?: Promise<GeocodedPlace>;
+}
+
 /**
  * The tools the chains lend their providers: the geocoding chain (Open-Meteo's geocoder, then Nominatim),
- * its places kept for 30 days. It never waits for a token itself: it throws a NoCapacityError, and the
- * asking chain (weather) waits or moves on within its own budget.
+ * its places kept for 30 days, asked at most once per request and place: the place or the failure is
+ * shared by every provider of the request that needs coordinates, so a failing geocoder counts one failure
+ * (with its retries) per request, not one per provider. A failure reaches those providers as an
+ * UnmetNeedError: their chain skips them at once, not blamed, and goes on to the providers that geocode
+ * themselves (wttr.in). The geocoding chain never waits for a token itself: it throws a NoCapacityError,
+ * which is not kept, and the asking chain (weather) waits or moves on within its own budget; asked again
+ * after that wait, the geocoding chain goes on from where it stopped, without asking a geocoder twice.
  */
-function providerTools(geocoding: ProviderChain): ProviderTools {
+function geocodingTools(geocoding: ProviderChain): ToolsFor {
   const places = new NodeCache({
     stdTTL: PLACE_TTL_S,
     checkperiod: 3600,
     useClones: false,
     maxKeys: PLACES_KEPT,
   });
-  return {
-    async geocode(query, deadline) {
-      const known = places.get<GeocodedPlace>(query);
-      if (known) return known;
-      const found = placesOf((await geocoding.fetch(query, { deadline, waitForTokens: false })).data);
+  async function ask(query: string, deadline: number, scope: RequestScope, state: Geocoding) {
+    try {
+      const result = await geocoding.fetch(query, {
+        deadline,
+        waitForTokens: false,
+        scope,
+        progress: state.progress,
+      });
+      const found = placesOf(result.data);
       if (places.getStats().keys < PLACES_KEPT) places.set(query, found);
       return found;
+    } catch (err) {
+      if (err instanceof NoCapacityError) {
+        state.settled = undefined; // only a token was missing: the next ask tries again
+        throw err;
+      }
+      throw new UnmetNeedError(toAppError(err));
+    }
+  }
+  return (scope) => ({
+    geocode(query, deadline) {
+      const known = places.get<GeocodedPlace>(query);
+      if (known) return Promise.resolve(known);
+      const state = scope.memo<Geocoding>(`geocode:${query}`, () => ({ progress: new ChainProgress() }));
+      state.settled ??= ask(query, deadline, scope, state);
+      return state.settled;
     },
-  };
+  });
 }
 
 /** The chains the configuration sets up, sharing one HTTP client. */
@@ -120,7 +153,7 @@ export function createChains(config: LiveConfig, options: ChainOptions = {}): Li
     chainMembers('geocoding', http, config, NO_TOOLS),
     options,
   );
-  const tools = providerTools(geocoding);
+  const tools = geocodingTools(geocoding);
   const pricing = priceMembers(http, config, tools);
   const prices = new Map<PriceKind, ProviderChain<PriceQuery>>();
   for (const kind of PRICE_KINDS) {

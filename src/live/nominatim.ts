@@ -11,7 +11,7 @@
 import { z } from 'zod';
 import { AppError } from '../core/errors.js';
 import type { LiveResult } from '../core/live-port.js';
-import { parsePlaceQuery } from './geocoding.js';
+import { GEOCODER_TIMEOUT_MS, parsePlaceQuery } from './geocoding.js';
 import { buildUrl, type HttpClient, type Upstream } from './http-client.js';
 import { baseUrl, type LiveConfig } from './live-config.js';
 import type { Place, ProviderDescriptor } from './provider-descriptor.js';
@@ -79,7 +79,10 @@ export async function fetchNominatimPlaces(
     'accept-language': 'en',
     countrycodes: countryCode?.toLowerCase(),
   });
-  const results = await http.getJson(NOMINATIM, url, searchSchema, { deadline });
+  const results = await http.getJson(NOMINATIM, url, searchSchema, {
+    deadline,
+    timeoutMs: GEOCODER_TIMEOUT_MS,
+  });
   const [first, ...rest] = results.map(toPlace);
   if (!first) {
     throw new AppError(

@@ -1,7 +1,7 @@
 /**
- * Weather from Open-Meteo (keyless): geocode the place name (the geocoder in geocoding.ts, shared with
- * MET Norway), then read the `current` model data for its coordinates, and normalise both into the
- * documented weather `data` contract.
+ * Weather from Open-Meteo (keyless): the place's coordinates from the geocoding chain (Open-Meteo's own
+ * geocoder in geocoding.ts, then Nominatim), as MET Norway gets them, then the `current` model data for
+ * them, normalised into the documented weather `data` contract.
  */
 import { z } from 'zod';
 import type { LiveResult } from '../core/live-port.js';
@@ -10,19 +10,18 @@ import {
   describePlace,
   fetchOpenMeteoPlaces,
   GEOCODING_URL_KEY,
-  geocodePlace,
   OPEN_METEO,
 } from './geocoding.js';
 import { buildUrl, type HttpClient } from './http-client.js';
 import { baseUrl, type LiveConfig } from './live-config.js';
-import type { ProviderDescriptor } from './provider-descriptor.js';
+import type { ProviderDescriptor, ProviderTools } from './provider-descriptor.js';
 import { describeWeatherCode } from './wmo-codes.js';
 
 export { OPEN_METEO, parsePlaceQuery } from './geocoding.js';
 
 export const OPEN_METEO_PROVIDER: ProviderDescriptor = {
   id: OPEN_METEO.id,
-  // Its geocoder is also the geocoding chain's first member (for MET Norway); its forecast asks it directly.
+  // Its geocoder is the geocoding chain's first member; its forecast asks that chain, as MET Norway does.
   serves: { weather: fetchWeather, geocoding: fetchOpenMeteoPlaces },
   urls: {
     [GEOCODING_URL_KEY]: {
@@ -59,9 +58,10 @@ export async function fetchWeather(
   http: HttpClient,
   config: LiveConfig,
   query: string,
-  deadline?: number,
+  deadline: number,
+  tools: ProviderTools,
 ): Promise<LiveResult> {
-  const { place, others } = await geocodePlace(http, config, query, deadline);
+  const { place, others } = await tools.geocode(query, deadline);
 
   const forecastUrl = buildUrl(baseUrl(config, 'openMeteoForecast', OPEN_METEO), '/v1/forecast', {
     latitude: String(place.latitude),

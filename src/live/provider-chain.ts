@@ -9,7 +9,14 @@
  * asset), but if nobody found it and some provider said so, the answer is not_found. Every answer names
  * the providers asked. A provider whose own call needed another chain's provider that lacked only a token
  * (MET Norway waiting for a geocoder: a NoCapacityError) counts as lacking a token itself: it is not
- * blamed, and it is tried again after the wait.
+ * blamed, and it is tried again after the wait. A provider whose call needed what another chain could not
+ * give (coordinates when every geocoder failed: an UnmetNeedError) is skipped at once, not blamed; that
+ * failure counts once in the answer, however many providers needed it.
+ *
+ * Budget rule: a provider never spends the share the rest of the chain needs. Each call gets its own
+ * deadline, the request's deadline minus `reserveMs` (3 s) for every later provider that may still be
+ * asked in this request (not asked yet, breaker not open), but never less than an equal share of the time
+ * left among it and those later providers.
  */
 import { AppError, type ErrorDetails } from '../core/errors.js';
 import type { LiveResult, ProviderCall, ProviderStatus } from '../core/live-port.js';
@@ -23,7 +30,41 @@ export interface Provider<Q = string> {
   perMinute: number;
   /** Its bucket's size (default: ten seconds' worth). */
   burst?: number;
-  fetch(query: Q, deadline: number): Promise<LiveResult>;
+  /**
+   * One call: `deadline` is this provider's share of the request's budget (epoch ms); `scope` is the
+   * request's, shared by every provider the request asks, in this chain and in the chains they ask.
+   */
+  fetch(query: Q, deadline: number, scope: RequestScope): Promise<LiveResult>;
+}
+
+/**
+ * What the providers one request asks share, and only they: memos by key (a geocoded place, or the failure
+ * to find it, asked once and shared by every weather provider that needs coordinates). It lives as long as
+ * the request, so nothing is shared between requests by accident and nothing has to be swept.
+ */
+export class RequestScope {
+  private readonly memos = new Map<string, unknown>();
+
+  /** The request's value under `key`, made by `create` the first time it is asked for. */
+  memo<T>(key: string, create: () => T): T {
+    if (!this.memos.has(key)) this.memos.set(key, create());
+    return this.memos.get(key) as T;
+  }
+}
+
+/**
+ * How far one request got through a chain: the providers it asked or skipped, their failures, a not-found
+ * and an empty answer. A chain asked again within the same request (the geocoding chain, after its caller
+ * waited for a token) goes on from there, so a provider that failed is not asked twice in one request.
+ */
+export class ChainProgress {
+  /** Providers asked (or skipped for an unmet need) in this request: not asked again. */
+  readonly done = new Set<string>();
+  /** Providers tried, in order (those skipped for an unmet need included): the answer's providersAsked. */
+  readonly asked: string[] = [];
+  readonly failures: AppError[] = [];
+  notFound: AppError | undefined;
+  empty: LiveResult | undefined;
 }
 
 export interface FetchOptions {
@@ -34,6 +75,21 @@ export interface FetchOptions {
    * chain's provider does not wait: it throws a NoCapacityError at once, and the asking chain decides.
    */
   waitForTokens?: boolean;
+  /** The request's scope (default: a new one, for a request of its own). */
+  scope?: RequestScope;
+  /** Where an earlier call of the same request left this chain (default: nothing asked yet). */
+  progress?: ChainProgress;
+}
+
+/**
+ * The provider could not make its call: it needed what another chain could not give (coordinates, when no
+ * geocoder could give them). Its chain skips it without blaming it; `reason` is the other chain's error,
+ * the same object for every provider of the request that needed it, so it counts once.
+ */
+export class UnmetNeedError extends AppError {
+  constructor(readonly reason: AppError) {
+    super(reason.code, reason.message, reason.details, reason);
+  }
 }
 
 /** Every provider left lacks only a token; one has capacity again in `waitMs`. An upstream_failed AppError. */
@@ -51,6 +107,8 @@ export class NoCapacityError extends AppError {
 export interface ChainOptions {
   /** Total time for one request across providers, retries included (default 15 s). */
   budgetMs?: number;
+  /** Time kept for each later provider of the chain when a provider is called (default 3 s): the budget rule. */
+  reserveMs?: number;
   now?: () => number;
   /** Waits `ms` (default: a timer); tests inject one that moves their clock instead. */
   sleep?: (ms: number) => Promise<void>;
@@ -63,6 +121,9 @@ export interface ChainOptions {
 
 /** How many recent failures of each provider the chain keeps for the operator. */
 const FAILURES_KEPT = 5;
+
+/** The time kept for each later provider of a chain (the budget rule). */
+export const DEFAULT_RESERVE_MS = 3_000;
 
 const timer = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -77,6 +138,7 @@ interface Guarded<Q> {
 export class ProviderChain<Q = string> {
   private readonly guarded: Guarded<Q>[];
   private readonly budgetMs: number;
+  private readonly reserveMs: number;
   private readonly now: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly isEmpty: (result: LiveResult) => boolean;
@@ -89,6 +151,7 @@ export class ProviderChain<Q = string> {
   ) {
     this.now = options.now ?? Date.now;
     this.budgetMs = options.budgetMs ?? 15_000;
+    this.reserveMs = options.reserveMs ?? DEFAULT_RESERVE_MS;
     this.sleep = options.sleep ?? timer;
     this.isEmpty = options.isEmpty ?? (() => false);
     this.onCall = options.onCall ?? (() => undefined);
@@ -122,23 +185,22 @@ export class ProviderChain<Q = string> {
 
   async fetch(query: Q, options: FetchOptions = {}): Promise<LiveResult> {
     const deadline = Math.min(options.deadline ?? Number.POSITIVE_INFINITY, this.now() + this.budgetMs);
-    const failures: AppError[] = [];
-    const asked: string[] = [];
-    let notFound: AppError | undefined;
-    let empty: LiveResult | undefined;
+    const scope = options.scope ?? new RequestScope();
+    const progress = options.progress ?? new ChainProgress();
+    const { done, asked, failures } = progress;
     for (;;) {
       /** The shortest wait for a token among providers skipped only for lack of one. */
       let tokenWait: number | undefined;
-      for (const guarded of this.guarded) {
+      for (const [index, guarded] of this.guarded.entries()) {
         const { provider, breaker, bucket } = guarded;
         if (this.now() >= deadline) break;
-        if (asked.includes(provider.id) || !breaker.allow()) continue;
+        if (done.has(provider.id) || !breaker.allow()) continue;
         if (!bucket.tryTake()) {
           breaker.cancel(); // no call was made: a half-open trial stays available
           tokenWait = Math.min(tokenWait ?? Number.POSITIVE_INFINITY, bucket.msUntilToken());
           continue;
         }
-        asked.push(provider.id);
+        done.add(provider.id);
         const started = this.now();
         const reportCall = (outcome: ProviderCall['outcome']) =>
           this.onCall({
@@ -148,28 +210,39 @@ export class ProviderChain<Q = string> {
             seconds: (this.now() - started) / 1000,
           });
         try {
-          const result = await provider.fetch(query, deadline);
+          const result = await provider.fetch(query, this.shareOf(index, deadline, done), scope);
+          asked.push(provider.id);
           breaker.success();
           reportCall(this.isEmpty(result) ? 'empty' : 'ok');
           if (this.isEmpty(result)) {
-            empty ??= result; // another provider may have what this one lacks
+            progress.empty ??= result; // another provider may have what this one lacks
             continue;
           }
           return this.answer(result, asked);
         } catch (err) {
           if (err instanceof NoCapacityError) {
             // Its call waited on another chain's token, not on this provider: try it again after the wait.
-            asked.pop();
+            done.delete(provider.id);
             bucket.refund();
             breaker.cancel();
             tokenWait = Math.min(tokenWait ?? Number.POSITIVE_INFINITY, err.waitMs);
             continue;
           }
+          if (err instanceof UnmetNeedError) {
+            // It made no call of its own: skipped, not blamed; the other chain's failure counts once.
+            asked.push(provider.id);
+            bucket.refund();
+            breaker.cancel();
+            if (err.reason.code === 'not_found') progress.notFound ??= err.reason;
+            else if (!failures.includes(err.reason)) failures.push(err.reason);
+            continue;
+          }
+          asked.push(provider.id);
           const error = err instanceof AppError ? err : new AppError('upstream_failed', String(err), {}, err);
           if (error.code === 'not_found') {
             reportCall('not_found');
             breaker.success(); // the upstream works; it just does not know this query
-            notFound ??= error;
+            progress.notFound ??= error;
             continue;
           }
           const retryAfter = error.details.retry_after_s;
@@ -186,9 +259,21 @@ export class ProviderChain<Q = string> {
       }
       await this.sleep(Math.max(1, tokenWait));
     }
-    if (empty) return this.answer(empty, asked);
-    if (notFound) throw notFound;
+    if (progress.empty) return this.answer(progress.empty, asked);
+    if (progress.notFound) throw progress.notFound;
     throw this.exhausted(failures);
+  }
+
+  /**
+   * The deadline of the provider at `index` (the budget rule): the request's deadline less `reserveMs` for
+   * each later provider that may still be asked in this request, but at least an equal share of what is left.
+   */
+  private shareOf(index: number, deadline: number, done: ReadonlySet<string>): number {
+    const later = this.guarded
+      .slice(index + 1)
+      .filter((g) => !done.has(g.provider.id) && g.breaker.state !== 'open').length;
+    const now = this.now();
+    return Math.max(deadline - this.reserveMs * later, now + (deadline - now) / (later + 1));
   }
 
   /** The result, naming the providers asked when there was more than one (else `source` says it). */

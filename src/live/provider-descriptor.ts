@@ -34,8 +34,11 @@ export interface GeocodedPlace {
 /** What the chains lend a provider's fetch: the geocoding chain, for providers that need coordinates. */
 export interface ProviderTools {
   /**
-   * Geocodes a place query through the geocoding chain (cached). AppError `not_found` when no geocoder
-   * knows it; a NoCapacityError when a geocoder only lacks a token (the caller's chain may wait for it).
+   * Geocodes a place query through the geocoding chain (places kept; asked once per request, its answer or
+   * failure shared by the request's providers). Rejects with an UnmetNeedError when no geocoder can give
+   * the place (its `reason` the geocoding chain's error: `not_found` when no geocoder knows it), which the
+   * caller's chain skips the provider for, without blame; with a NoCapacityError when a geocoder only lacks
+   * a token (the caller's chain may wait for it). A provider lets both through.
    */
   geocode(query: string, deadline: number): Promise<GeocodedPlace>;
 }

@@ -6,7 +6,7 @@
 import type { HttpClient } from './http-client.js';
 import type { LiveConfig } from './live-config.js';
 import type { PriceQuery } from './price-query.js';
-import type { Provider } from './provider-chain.js';
+import type { Provider, RequestScope } from './provider-chain.js';
 import {
   CHAIN_KINDS,
   type ChainKind,
@@ -46,30 +46,42 @@ function joining(config: LiveConfig) {
   return PROVIDERS.filter((provider) => canJoin(provider, config));
 }
 
-/** Its bucket as a chain member: the rate this instance may use, and the descriptor's burst if it sets one. */
+/**
+ * Its bucket as a chain member: the rate this instance may use, and the descriptor's burst if it sets one
+ * (or the configuration's override of both).
+ */
 function bucketOf(provider: ProviderDescriptor, config: LiveConfig) {
-  return { perMinute: rateOf(provider, config), ...(provider.burst && { burst: provider.burst }) };
+  const override = config.rates?.[provider.id];
+  const burst = override ? override.burst : provider.burst;
+  return { perMinute: override?.perMinute ?? rateOf(provider, config), ...(burst && { burst }) };
 }
+
+/** The tools a provider's call gets: those of the request it serves. */
+export type ToolsFor = (scope: RequestScope) => ProviderTools;
 
 /** The weather, news, search or geocoding chain's members, in the configured order. */
 export function chainMembers(
   kind: Exclude<ChainKind, 'price'>,
   http: HttpClient,
   config: LiveConfig,
-  tools: ProviderTools,
+  toolsFor: ToolsFor,
 ): Provider[] {
   const members = joining(config).flatMap((provider): Provider[] => {
     const fetch = provider.serves[kind];
     if (!fetch) return [];
     return [
-      { id: provider.id, ...bucketOf(provider, config), fetch: (q, d) => fetch(http, config, q, d, tools) },
+      {
+        id: provider.id,
+        ...bucketOf(provider, config),
+        fetch: (q, d, scope) => fetch(http, config, q, d, toolsFor(scope)),
+      },
     ];
   });
   return ordered(members, config.providers?.[kind] ?? PROVIDER_IDS[kind]);
 }
 
 /** Every price provider, in the configured order; each price goes to those of its asset kind. */
-export function priceMembers(http: HttpClient, config: LiveConfig, tools: ProviderTools): PriceProvider[] {
+export function priceMembers(http: HttpClient, config: LiveConfig, toolsFor: ToolsFor): PriceProvider[] {
   const members = joining(config).flatMap((provider): PriceProvider[] => {
     const price = provider.serves.price;
     if (!price) return [];
@@ -78,7 +90,7 @@ export function priceMembers(http: HttpClient, config: LiveConfig, tools: Provid
         id: provider.id,
         kinds: price.kinds,
         ...bucketOf(provider, config),
-        fetch: (q, d) => price.fetch(http, config, q, d, tools),
+        fetch: (q, d, scope) => price.fetch(http, config, q, d, toolsFor(scope)),
       },
     ];
   });

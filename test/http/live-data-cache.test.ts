@@ -1,7 +1,7 @@
 /** POST /api/ac/data: the shared cache, its ages, cache_minutes 0, and charging only for delivered fresh data. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/core/errors.js';
-import { FakeLiveSource } from '../fakes/fake-live-source.js';
+import { FakeLiveSource, sampleLiveData } from '../fakes/fake-live-source.js';
 import { ManualClock, startTestServer, type TestServer } from '../helpers/test-server.js';
 
 describe('live data cache and charging', () => {
@@ -26,7 +26,8 @@ describe('live data cache and charging', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       success: true,
-      data: { echo: 'berlin', n: 1 },
+      query_type: 'weather',
+      data: sampleLiveData('weather', 'berlin', 1),
       from_cache: false,
       cost_cents: 2,
       credit_balance_cents: 48,
@@ -50,7 +51,7 @@ describe('live data cache and charging', () => {
       credit_balance_cents: 50,
       cache_age_s: 300,
     });
-    expect(res.body.data).toEqual({ echo: 'berlin', n: 1 });
+    expect(res.body.data).toEqual(sampleLiveData('weather', 'berlin', 1));
     expect(live.calls).toHaveLength(1);
   });
 

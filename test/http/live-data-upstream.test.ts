@@ -186,7 +186,14 @@ describe('live data: waiting for capacity and coverage fail-over', () => {
             googleNews: upstream.url,
             gdelt: upstream.url,
           },
-          { providers: { weather: ['open-meteo', 'wttr'], news: ['hn-algolia', 'google-news', 'gdelt'] } },
+          {
+            providers: {
+              weather: ['open-meteo', 'wttr'],
+              // Open-Meteo's geocoder only: no Nominatim token to wait for besides wttr.in's.
+              geocoding: ['open-meteo'],
+              news: ['hn-algolia', 'google-news', 'gdelt'],
+            },
+          },
         ),
         { now, sleep, ...(budgetMs === undefined ? {} : { budgetMs }) },
       );
@@ -464,7 +471,9 @@ describe('live data: a burst of 20 cities with Open-Meteo down', () => {
     for (const { sentMs, doneMs } of answers) expect(doneMs - sentMs).toBeLessThanOrEqual(BUDGET_MS);
     // The breaker let exactly 5 requests through, 3 attempts each, and nothing after.
     expect(calls('/v1/forecast')).toBe(15);
-    expect(calls('/v1/search')).toBe(5 + 15); // Open-Meteo's 5, MET Norway's 15
+    // One geocoding per request that needed coordinates (issue 33): requests 1-5 asked it once for both
+    // Open-Meteo and MET Norway, the other 10 MET Norway answered once each; wttr.in's 5 needed none.
+    expect(calls('/v1/search')).toBe(15);
     expect(calls(MET_NORWAY_PATH)).toBe(15);
     expect(spent).toBe(2 * 20);
     for (const r of res) expect(r.body.cost_cents).toBe(2);
@@ -472,11 +481,14 @@ describe('live data: a burst of 20 cities with Open-Meteo down', () => {
   it('Open-Meteo dead, geocoder too: all 20 answer 200 within the budget, MET Norway finding places with Nominatim', async () => {
     upstream.route('/v1/search', { status: 500 });
     const { time, answers, res, balances, spent, calls } = await burst();
-    // Open-Meteo's forecast needs its own geocoder: requests 1-5 fail there (3 attempts each) and its breaker
-    // opens. MET Norway asks the geocoding chain: Open-Meteo's geocoder fails too (its breaker opens after 5
-    // requests), Nominatim answers, one call every 1.2 s and never two at once. A request that finds
-    // Nominatim without a token goes to wttr.in (burst 4, then a token every 3 s) or, with wttr.in empty
-    // too, waits for whichever has a token first: MET Norway is tried again then, not counted as failed.
+    // Open-Meteo's forecast and MET Norway both ask the geocoding chain, once per request (issue 33):
+    // Open-Meteo's geocoder fails (3 attempts; its breaker opens after 5 requests), Nominatim answers, one
+    // call every 1.2 s and never two at once. A request that finds Nominatim without a token skips both
+    // (not blamed) and goes to wttr.in (burst 4, then a token every 3 s) or, with wttr.in empty too, waits
+    // for whichever has a token first: the geocoding chain then goes on from where it stopped (Nominatim),
+    // without asking Open-Meteo's geocoder again. Where Nominatim gave a place, Open-Meteo's forecast (dead)
+    // is asked first, 3 attempts, until its breaker opens after 5 such requests; MET Norway then answers
+    // with the same place, without geocoding again.
     const met = 'met-norway';
     const wttr = 'wttr';
     expect(
@@ -505,20 +517,23 @@ describe('live data: a burst of 20 cities with Open-Meteo down', () => {
     ]);
     for (const { sentMs, doneMs } of answers) expect(doneMs - sentMs).toBeLessThanOrEqual(BUDGET_MS);
     expect(time.slept.length).toBeGreaterThan(0);
+    // Requests 2-5: no Nominatim token, so neither Open-Meteo nor MET Norway could be asked: wttr.in alone.
     expect(res.slice(0, 5).map((r) => r.body.providers_asked)).toEqual([
       ['open-meteo', met],
-      ...Array(4).fill(['open-meteo', wttr]),
+      ...Array(4).fill(undefined),
     ]);
+    expect(res.filter((r) => r.body.providers_asked !== undefined)).toHaveLength(5);
     // One Nominatim call per MET Norway answer (20 distinct cities), at most one per 1.2 s of the burst.
     const fromMet = res.filter((r) => r.body.source === met).length;
     expect(calls(NOMINATIM_PATH)).toBe(fromMet);
     expect(calls(MET_NORWAY_PATH)).toBe(fromMet);
     const lastMs = Math.max(...answers.map((a) => a.doneMs));
     expect(calls(NOMINATIM_PATH)).toBeLessThanOrEqual(1 + Math.floor(lastMs / 1_200));
-    // Open-Meteo's geocoder: 5 requests through each breaker (its forecast's and the geocoding chain's),
-    // 3 attempts each; the forecast itself was never reached.
-    expect(calls('/v1/search')).toBe(2 * 5 * 3);
-    expect(calls('/v1/forecast')).toBe(0);
+    // Open-Meteo's geocoder: 5 requests through its breaker, 3 attempts each, once per request whichever
+    // providers needed the place (it was 2 · 5 · 3 when Open-Meteo's forecast asked it on its own). Its
+    // forecast: 5 requests with Nominatim's place, 3 attempts each, then its breaker is open.
+    expect(calls('/v1/search')).toBe(5 * 3);
+    expect(calls('/v1/forecast')).toBe(5 * 3);
     expect(balances).toEqual(Array(20).fill(48));
     expect(spent).toBe(2 * 20);
   });

@@ -63,6 +63,52 @@ describe('http client', () => {
     expect(refused.cause).toBeInstanceOf(TypeError);
   });
 
+  it('does not retry a 429 whose Retry-After is beyond the deadline (seconds or a date): one request, at once', async () => {
+    const waits: number[] = [];
+    const patient = createHttpClient({
+      userAgent: 'ua-test/1',
+      timeoutMs: 200,
+      sleep: async (ms) => {
+        waits.push(ms);
+      },
+    });
+    const url = new URL(`${fake.url}/x`);
+    fake.route('/x', { status: 429, headers: { 'retry-after': '30' }, json: { reason: 'limit' } });
+    const started = Date.now();
+    const limited = await appErrorOf(patient.getJson(THING, url, schema, { deadline: Date.now() + 15_000 }));
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(limited.details).toEqual({ source: 'thing', upstream_status: 429, retry_after_s: 30 });
+    expect(fake.requests).toHaveLength(1);
+    // Without a deadline of the caller's: its own (3 attempts of 200 ms) is shorter than 30 s too.
+    await appErrorOf(patient.getJson(THING, url, schema));
+    expect(fake.requests).toHaveLength(2);
+    const inAMinute = new Date(Date.now() + 60_000).toUTCString();
+    fake.route('/x', { status: 429, headers: { 'retry-after': inAMinute }, json: {} });
+    await appErrorOf(patient.getJson(THING, url, schema, { deadline: Date.now() + 15_000 }));
+    expect(fake.requests).toHaveLength(3);
+    expect(waits).toEqual([]);
+    // A Retry-After that fits the deadline is waited for, then the call is made again.
+    fake.route('/x', { status: 429, headers: { 'retry-after': '1' }, json: {} });
+    await appErrorOf(patient.getJson(THING, url, schema, { deadline: Date.now() + 15_000 }));
+    expect(fake.requests).toHaveLength(3 + 3);
+    expect(waits).toEqual([1_000, 1_000]);
+  });
+
+  it("takes a call's shorter per-attempt timeout (a geocoder's), never a longer one", async () => {
+    const slow = createHttpClient({ userAgent: 'ua-test/1', timeoutMs: 2_000, maxRetries: 0 });
+    fake.route('/x', { json: { ok: true }, delayMs: 1_000 });
+    const started = Date.now();
+    const err = await appErrorOf(slow.getJson(THING, new URL(`${fake.url}/x`), schema, { timeoutMs: 100 }));
+    expect(err.code).toBe('upstream_timeout');
+    expect(Date.now() - started).toBeLessThan(800);
+    expect(err.message).toContain('within 0.1 s');
+    const quick = createHttpClient({ userAgent: 'ua-test/1', timeoutMs: 100, maxRetries: 0 });
+    const capped = await appErrorOf(
+      quick.getJson(THING, new URL(`${fake.url}/x`), schema, { timeoutMs: 3_000 }),
+    );
+    expect(capped.message).toContain('within 0.1 s');
+  });
+
   it('builds URLs from the origin of the base plus the documented path', () => {
     const url = buildUrl('https://api.example.com:8443/some/path?x=1#f', '/v1/search', {
       name: 'são paulo & co',

@@ -2,56 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { createLiveDataSource } from '../../src/live/live-data-source.js';
 import { closedPortUrl } from '../fakes/fake-upstream.js';
 import { useFakeUpstream } from '../fakes/use-fake-upstream.js';
+import { HN_RUST, hit } from '../fixtures/live/hn-algolia.js';
 import { appErrorOf, liveConfig, USER_AGENT } from './helpers.js';
-
-const hit = (fields: Record<string, unknown>) => ({
-  author: 'someone',
-  points: 1,
-  num_comments: 0,
-  story_id: Number(fields.objectID),
-  _tags: ['story', `story_${String(fields.objectID)}`],
-  _highlightResult: { title: { value: 'x', matchLevel: 'full', matchedWords: ['rust'] } },
-  ...fields,
-});
-
-const HN_RUST = {
-  hits: [
-    hit({
-      objectID: '46000001',
-      title: 'Rust 1.91 &amp; the <em>borrow</em> checker',
-      url: 'https://www.rust-lang.org/blog/1.91',
-      points: 210,
-      num_comments: 97,
-      created_at: '2026-11-20T10:00:00Z',
-      created_at_i: 1795168800,
-    }),
-    hit({
-      objectID: '46000003',
-      title: 'Ask HN: Is   Rust worth learning in 2026?',
-      url: null,
-      points: 12,
-      num_comments: 30,
-      created_at: '2026-11-21T08:30:00.000Z',
-      created_at_i: 1795249800,
-    }),
-    hit({
-      objectID: '46000002',
-      title: 'Writing an OS in Rust',
-      url: 'https://os.phil-opp.com/',
-      points: 5,
-      created_at: '2026-11-20T23:59:59.000Z',
-      created_at_i: 1795219199,
-    }),
-  ],
-  nbHits: 3,
-  page: 0,
-  nbPages: 1,
-  hitsPerPage: 20,
-  exhaustiveNbHits: true,
-  query: 'rust',
-  params: 'query=rust&tags=story&hitsPerPage=20',
-  processingTimeMS: 2,
-};
 
 describe('news (HN Algolia)', () => {
   const hn = useFakeUpstream({

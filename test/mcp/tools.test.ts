@@ -125,11 +125,23 @@ describe('MCP tools', () => {
       minimum: -1,
       maximum: 1440,
     });
-    expect(tool?.outputSchema?.properties?.cache_state).toMatchObject({
-      enum: ['fresh', 'hit', 'stale', 'shared_flight'],
-    });
-    expect(tool?.outputSchema?.properties?.cached_at).toBeDefined();
-    expect(tool?.outputSchema?.required).toEqual(expect.arrayContaining(['cache_state', 'cached_at']));
+    // One shape per query_type (issue 33), each with the fields every answer has.
+    const shapes = (tool?.outputSchema as { oneOf?: Record<string, any>[] } | undefined)?.oneOf ?? [];
+    expect(shapes.map((shape) => shape.properties?.query_type?.const)).toEqual([
+      'news',
+      'search',
+      'weather',
+      'price',
+    ]);
+    for (const shape of shapes) {
+      expect(shape.properties?.cache_state).toMatchObject({
+        enum: ['fresh', 'hit', 'stale', 'shared_flight'],
+      });
+      expect(shape.properties?.cached_at).toBeDefined();
+      expect(shape.required).toEqual(
+        expect.arrayContaining(['query_type', 'data', 'cache_state', 'cached_at']),
+      );
+    }
     expect(tool?.description).toMatch(/-1 means cached only/);
     const calls = live.calls.length;
     const cached = await call('data_fetch', { query_type: 'news', query: 'mcp', cache_minutes: -1 });
