@@ -214,14 +214,13 @@ export const EnvSchema = z.object({
   AC_METADATA_MAX_BYTES: PositiveInt.default(DEFAULT_LIMITS.metadataMaxBytes),
   AC_MEMORIES_PER_AGENT: PositiveInt.default(DEFAULT_LIMITS.memoriesPerAgent),
   AC_IMPORT_MAX_BYTES: PositiveInt.default(DEFAULT_LIMITS.importMaxBytes),
+  AC_EMBEDDINGS: z.enum(['on', 'off']).default('on'),
   AC_EMBEDDINGS_URL: Optional.pipe(z.url({ protocol: /^https?$/ }).optional()),
   AC_EMBEDDINGS_MODEL: z.string().min(1).default('nomic-embed-text'),
   AC_EMBEDDINGS_API_KEY: Optional,
-  AC_EMBEDDINGS_MIN_SIMILARITY: z.coerce
-    .number()
-    .min(-1)
-    .max(1)
-    .default(DEFAULT_LIMITS.semanticMinSimilarity),
+  AC_EMBEDDINGS_MIN_SIMILARITY: Optional.pipe(
+    z.coerce.number<string | undefined>().min(-1).max(1).optional(),
+  ),
   AC_MEMORY_TTL: MemoryTtl,
   AC_MEMORY_HISTORY: Optional.pipe(z.coerce.number<string | undefined>().int().min(0).max(1000).optional()),
   AC_MEMORY_HISTORY_RETENTION: Optional.pipe(Duration.optional()),

@@ -6,7 +6,7 @@ import path from 'node:path';
 import envPaths from 'env-paths';
 import type { z } from 'zod';
 import { EnvSchema, type TrustProxySetting } from './config-env.js';
-import { DEFAULT_LIMITS, type Limits } from './core/limits.js';
+import { DEFAULT_LIMITS, type Limits, LOCAL_MIN_SIMILARITY } from './core/limits.js';
 import type { LiveConfig } from './live/live-config.js';
 import { PROVIDERS } from './live/provider-list.js';
 
@@ -75,8 +75,11 @@ export interface Config {
   adminToken: string | undefined;
   /** The bearer token GET /metrics needs; without it /metrics is not served. */
   metricsToken: string | undefined;
-  /** Semantic search (AC_EMBEDDINGS_URL): an OpenAI-compatible embeddings endpoint; lexical only if unset. */
-  embeddings: EmbeddingsConfig | undefined;
+  /**
+   * Semantic search's model: an OpenAI-compatible embeddings endpoint (AC_EMBEDDINGS_URL), else the
+   * in-process model (`local`, the default); undefined with AC_EMBEDDINGS=off (lexical search only).
+   */
+  embeddings: EmbeddingsConfig | 'local' | undefined;
   logLevel: string;
   bodyMaxBytes: number;
   limits: Limits;
@@ -191,9 +194,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
     adminToken: e.AC_ADMIN_TOKEN,
     metricsToken: e.AC_METRICS_TOKEN,
     embeddings:
-      e.AC_EMBEDDINGS_URL === undefined
+      e.AC_EMBEDDINGS === 'off'
         ? undefined
-        : { url: e.AC_EMBEDDINGS_URL, model: e.AC_EMBEDDINGS_MODEL, apiKey: e.AC_EMBEDDINGS_API_KEY },
+        : e.AC_EMBEDDINGS_URL === undefined
+          ? 'local'
+          : { url: e.AC_EMBEDDINGS_URL, model: e.AC_EMBEDDINGS_MODEL, apiKey: e.AC_EMBEDDINGS_API_KEY },
     logLevel: e.AC_LOG_LEVEL,
     bodyMaxBytes: e.AC_BODY_MAX_BYTES,
     limits: Object.freeze({
@@ -203,7 +208,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
       metadataMaxBytes: e.AC_METADATA_MAX_BYTES,
       memoriesPerAgent: e.AC_MEMORIES_PER_AGENT,
       importMaxBytes: e.AC_IMPORT_MAX_BYTES,
-      semanticMinSimilarity: e.AC_EMBEDDINGS_MIN_SIMILARITY,
+      semanticMinSimilarity:
+        e.AC_EMBEDDINGS_MIN_SIMILARITY ??
+        (e.AC_EMBEDDINGS_URL === undefined ? LOCAL_MIN_SIMILARITY : DEFAULT_LIMITS.semanticMinSimilarity),
       memoryHistoryVersions: e.AC_MEMORY_HISTORY ?? DEFAULT_LIMITS.memoryHistoryVersions,
       memoryHistoryRetentionSeconds:
         e.AC_MEMORY_HISTORY_RETENTION ?? DEFAULT_LIMITS.memoryHistoryRetentionSeconds,

@@ -14,6 +14,7 @@ import { createOperations, type Operation } from './core/operations.js';
 import type { StorePort } from './core/store-port.js';
 import type { WindowCounters } from './core/window-counters.js';
 import { createHttpEmbedder } from './embeddings/http-embedder.js';
+import { createLocalEmbedder } from './embeddings/local-embedder.js';
 import { createLiveDataSource } from './live/live-data-source.js';
 import { createLogger, type Logger } from './logger.js';
 import { ServiceMetrics, timedStore } from './metrics/service-metrics.js';
@@ -95,10 +96,16 @@ export async function openService(config: Readonly<Config>, options: ServiceOpti
     ...(metrics ? { onLiveAnswer: (state: CacheState) => metrics.liveAnswer(state) } : {}),
     limits: config.limits,
     ...(options.clock ? { clock: options.clock } : {}),
-    ...(config.embeddings ? { embedder: createHttpEmbedder(config.embeddings) } : {}),
+    ...(config.embeddings === 'local'
+      ? { embedder: createLocalEmbedder() }
+      : config.embeddings
+        ? { embedder: createHttpEmbedder(config.embeddings) }
+        : {}),
+    onEmbedded: (batch) => logger.debug(batch, 'semantic search: embedded'),
     onBackgroundError: (err: unknown, work: string) =>
       logger.warn({ err: (err as Error)?.message ?? String(err) }, `${work} failed`),
   });
+  if (core.semantic) logger.info({ model: core.semantic.model }, 'semantic search: on');
   return {
     config,
     core,

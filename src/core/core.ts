@@ -15,7 +15,7 @@ import { createMemoryTransfer } from './memory-transfer.js';
 import type { CacheState } from './model.js';
 import { createOperatorViews } from './operator-views.js';
 import { createSchemas } from './schemas.js';
-import { SemanticIndex } from './semantic-index.js';
+import { SemanticIndex, type VectorStore } from './semantic-index.js';
 import type { StorePort } from './store-port.js';
 import { createUsage, LiveUsageTally } from './usage.js';
 
@@ -25,8 +25,12 @@ export interface CoreDeps {
   live: LiveDataSource;
   clock?: Clock;
   limits?: Limits;
-  /** Semantic search's embeddings (AC_EMBEDDINGS_URL); without it, search is lexical only. */
+  /** Semantic search's model (the in-process one, or AC_EMBEDDINGS_URL's); without it, search is lexical only. */
   embedder?: Embedder;
+  /** Where vectors are kept with their memories (PostgreSQL); without it, per process. */
+  vectors?: VectorStore;
+  /** Told of each batch of memories embedded (the debug log). */
+  onEmbedded?: (batch: { embedded: number; ms: number; queued: number }) => void;
   /** Told how each live-data answer was served (for metrics). */
   onLiveAnswer?: (state: CacheState) => void;
   /** Failures of background work (embedding, usage counts), for the log: the error and what failed. */
@@ -41,7 +45,12 @@ export function createCore(deps: CoreDeps) {
   const tally = new LiveUsageTally(deps.store, clock, (err) => onBackgroundError(err, 'usage counts: flush'));
   const liveData = createLiveData(deps.store, ledger, deps.cache, deps.live, clock);
   const semantic = deps.embedder
-    ? new SemanticIndex(deps.embedder, (err) => onBackgroundError(err, 'semantic search: embedding'))
+    ? new SemanticIndex(
+        deps.embedder,
+        (err) => onBackgroundError(err, 'semantic search: embedding'),
+        deps.vectors,
+        deps.onEmbedded,
+      )
     : undefined;
   return {
     limits,
@@ -49,7 +58,7 @@ export function createCore(deps: CoreDeps) {
     accounts: createAccounts(deps.store, ledger, clock),
     memories: createMemories(deps.store, ledger, clock, limits, semantic),
     transfer: createMemoryTransfer(deps.store, ledger, clock, limits, semantic),
-    /** Semantic search's vectors, when AC_EMBEDDINGS_URL is set. */
+    /** Semantic search's vectors, unless AC_EMBEDDINGS=off. */
     semantic,
     liveData: {
       /** Live data, each answer counted by how it was served (usage.ts). */

@@ -15,7 +15,7 @@ import { createMemoryWrites, live } from './memory-writes.js';
 import type { Memory } from './model.js';
 import type { Input, Output } from './schemas.js';
 import type { SemanticIndex } from './semantic-index.js';
-import { catchUp, semanticPage } from './semantic-search.js';
+import { catchUp, rankedSearchPage } from './semantic-search.js';
 import type { StorePort, StoreTx } from './store-port.js';
 
 export function createMemories(
@@ -175,25 +175,27 @@ export function createMemories(
     const charge = { cents: price.cents, operation: price.operation };
     // Read (and so checked: a bad cursor is a free 400) before anything is charged.
     const query = toMemoryQuery(input, clock.now().toISOString());
-    // With semantic search on, the query's vector, asked for before the transaction (it is a network call).
+    // With semantic search on, the query's vector, asked for before the transaction (it may be a network
+    // call), and the agent's vectors saved by other instances since this one last looked.
     const vector = semantic && query.text !== undefined ? await semantic.embedQuery(query.text) : undefined;
-    if (semantic && vector && semantic.needsCatchUp(agentId)) {
-      catchUp(store, agentId, semantic, clock.now().toISOString());
+    if (semantic && vector) {
+      await semantic.sync(agentId).catch((err: unknown) => semantic.reportError(err));
+      if (semantic.needsCatchUp(agentId)) catchUp(store, agentId, semantic, clock.now().toISOString());
     }
     return ledger.runCharged(
       agentId,
       charge,
       (tx) =>
-        semantic && vector && query.text !== undefined
-          ? semanticPage(
+        query.text === undefined
+          ? tx.queryMemories(agentId, query)
+          : rankedSearchPage(
               tx,
               agentId,
               { ...query, text: query.text },
-              semantic,
-              vector,
-              limits.semanticMinSimilarity,
-            )
-          : tx.queryMemories(agentId, query),
+              semantic && vector
+                ? { index: semantic, vector, minSimilarity: limits.semanticMinSimilarity }
+                : undefined,
+            ),
       (page, account) => ({
         success: true,
         ...searchAnswer(input, query, page),

@@ -200,3 +200,23 @@ export function snippetOf(value: string, terms: readonly string[]): string | nul
   const spaced = COLLAPSIBLE.test(out) ? out.replace(/\s+/g, ' ') : out;
   return `${from > 0 ? '…' : ''}${spaced.trim()}${to < value.length ? '…' : ''}`;
 }
+
+const TRAILING_NUMBER = /^(.*?)(\d{1,9})$/s;
+
+/**
+ * The keys next to `key` in a numbered series: the same key with its trailing number one less and one more
+ * ("chat/D3:12" → "chat/D3:11", "chat/D3:13"; leading zeros kept: "note-009" → "note-008", "note-010").
+ * Turns of a conversation, lines of a log and steps of a plan are stored so; a question is often answered
+ * by the memory next to the one that shares its words (the answer after the question). None for a key that
+ * does not end in a number.
+ */
+export function neighbourKeys(key: string): string[] {
+  const match = TRAILING_NUMBER.exec(key);
+  if (!match) return [];
+  const stem = match[1] as string;
+  const digits = match[2] as string;
+  const n = Number(digits);
+  const width = digits.startsWith('0') ? digits.length : 0;
+  const numbered = (m: number) => `${stem}${String(m).padStart(width, '0')}`;
+  return n > 0 ? [numbered(n - 1), numbered(n + 1)] : [numbered(n + 1)];
+}

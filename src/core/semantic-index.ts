@@ -1,28 +1,48 @@
 /**
- * Semantic search's vectors (AC_EMBEDDINGS_URL), per process: each agent's memories embedded (key and value)
- * after they are written, in the background and in batches, never delaying a write's answer, and kept by
- * key with the version they were made from. A memory this process has no vector for (written before a
- * restart, or by another instance) is embedded when its agent's first ranked search here catches up.
- * Vectors are unit length, so a similarity is a dot product.
+ * Semantic search's vectors: each agent's memories embedded (key and value) after they are written, in the
+ * background and in batches, never delaying a write's answer, kept by key with the version they were made
+ * from. Vectors are unit length, so a similarity is a dot product.
+ *
+ * - With an in-process model (`embedNow`, the default), a search embeds on the spot any memory it finds
+ *   without a current vector, so its answer never waits for, or depends on, the background work.
+ * - With a vector store (PostgreSQL: a column of the memory, `VectorStore`), the vectors made here are saved
+ *   with their memory, and before each ranked search the agent's vectors saved since the last look (by any
+ *   instance) are read in: every instance finds a memory by meaning as soon as its vector is saved.
+ * - A memory this process has no vector for (written before a restart, or by an instance with another model)
+ *   is embedded when its agent's first ranked search here catches up.
  */
 import type { Embedder } from './embedding-port.js';
 import type { Memory } from './model.js';
 
 const BATCH = 32;
 
-interface Vector {
+/** A memory version's vector, as a vector store keeps it. */
+export interface StoredVector {
+  key: string;
   version: number;
   vector: Float32Array;
 }
 
-function unit(values: readonly number[]): Float32Array {
-  let norm = 0;
-  for (const x of values) norm += x * x;
-  const scale = norm > 0 ? 1 / Math.sqrt(norm) : 0;
-  return Float32Array.from(values, (x) => x * scale);
+/** Where vectors are kept with their memories (PostgreSQL), so that every instance shares them. */
+export interface VectorStore {
+  /** Saves vectors of these memory versions (a memory whose version moved on since keeps none). */
+  save(agentId: string, model: string, vectors: readonly StoredVector[]): Promise<void>;
+  /** The agent's vectors of `model` saved after `watermark` ('' for all), and the watermark to ask from next. */
+  since(
+    agentId: string,
+    model: string,
+    watermark: string,
+  ): Promise<{ vectors: StoredVector[]; watermark: string }>;
 }
 
-function dot(a: Float32Array, b: Float32Array): number {
+export function unit(values: ArrayLike<number>): Float32Array {
+  let norm = 0;
+  for (let i = 0; i < values.length; i++) norm += (values[i] as number) ** 2;
+  const scale = norm > 0 ? 1 / Math.sqrt(norm) : 0;
+  return Float32Array.from(values as ArrayLike<number>, (x) => x * scale);
+}
+
+export function dot(a: Float32Array, b: Float32Array): number {
   if (a.length !== b.length) return 0;
   let sum = 0;
   for (let i = 0; i < a.length; i++) sum += (a[i] as number) * (b[i] as number);
@@ -31,16 +51,30 @@ function dot(a: Float32Array, b: Float32Array): number {
 
 export const embeddingText = (memory: Pick<Memory, 'key' | 'value'>) => `${memory.key}\n${memory.value}`;
 
+interface Vector {
+  version: number;
+  vector: Float32Array;
+}
+
 export class SemanticIndex {
   private readonly vectors = new Map<string, Map<string, Vector>>();
   private readonly queue = new Map<string, { agentId: string; memory: Memory }>();
   private running: Promise<void> | undefined;
   private readonly caughtUp = new Set<string>();
+  /** Per agent: the vector store's watermark of what this process has read. */
+  private readonly watermarks = new Map<string, string>();
 
   constructor(
     private readonly embedder: Embedder,
     private readonly onError: (err: unknown) => void,
+    private readonly store?: VectorStore,
+    /** Told of each batch embedded (its size, its time, how many still wait): the debug log. */
+    private readonly onBatch?: (batch: { embedded: number; ms: number; queued: number }) => void,
   ) {}
+
+  get model(): string {
+    return this.embedder.model;
+  }
 
   /** Reports a failure of the background work (to the service's log). */
   reportError(err: unknown): void {
@@ -56,10 +90,13 @@ export class SemanticIndex {
   /** Starts the background drain unless it runs or nothing waits; it restarts itself for what came meanwhile. */
   private kick(): void {
     if (this.running || this.queue.size === 0) return;
-    this.running = this.drain().finally(() => {
-      this.running = undefined;
-      this.kick();
-    });
+    // After the current turn of the event loop: the write's answer goes first.
+    this.running = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.drain())
+      .finally(() => {
+        this.running = undefined;
+        this.kick();
+      });
   }
 
   deleted(agentId: string, key: string): void {
@@ -82,20 +119,48 @@ export class SemanticIndex {
     );
   }
 
+  /** Reads in the agent's vectors saved (by any instance) since this process last looked. */
+  async sync(agentId: string): Promise<void> {
+    if (!this.store) return;
+    const { vectors, watermark } = await this.store.since(
+      agentId,
+      this.embedder.model,
+      this.watermarks.get(agentId) ?? '',
+    );
+    for (const { key, version, vector } of vectors) this.keep(agentId, key, version, vector);
+    this.watermarks.set(agentId, watermark);
+  }
+
   /** Resolves once nothing is waiting to be embedded (for tests and shutdown). */
   async idle(): Promise<void> {
     while (this.running) await this.running;
   }
 
-  /** The query's vector, or undefined when the endpoint fails (the search is then lexical only). */
+  /** The query's vector, or undefined when the model fails (the search is then lexical only). */
   async embedQuery(text: string): Promise<Float32Array | undefined> {
     try {
+      if (this.embedder.embedNow) return this.embedder.embedNow(text);
       const [vector] = await this.embedder.embed([text]);
       return vector ? unit(vector) : undefined;
     } catch (err) {
       this.onError(err);
       return undefined;
     }
+  }
+
+  /**
+   * The similarity of `memory` to the query's vector: from its vector of this version, made now by an
+   * in-process model if there is none; undefined when none is to be had yet.
+   */
+  similarity(agentId: string, memory: Memory, query: Float32Array): number | undefined {
+    let found = this.vectors.get(agentId)?.get(memory.key);
+    if (found?.version !== memory.version) {
+      if (!this.embedder.embedNow) return undefined;
+      const vector = this.embedder.embedNow(embeddingText(memory));
+      this.keep(agentId, memory.key, memory.version, vector);
+      found = { version: memory.version, vector };
+    }
+    return dot(query, found.vector);
   }
 
   /** The agent's keys most similar to `query`, at least `min`, at most `max`, most similar first. */
@@ -113,28 +178,44 @@ export class SemanticIndex {
     return out.sort((a, b) => b.similarity - a.similarity || (a.key < b.key ? -1 : 1)).slice(0, max);
   }
 
+  private keep(agentId: string, key: string, version: number, vector: Float32Array): void {
+    let perAgent = this.vectors.get(agentId);
+    if (!perAgent) {
+      perAgent = new Map();
+      this.vectors.set(agentId, perAgent);
+    }
+    const current = perAgent.get(key);
+    if (!current || current.version <= version) perAgent.set(key, { version, vector });
+  }
+
   private async drain(): Promise<void> {
     while (this.queue.size > 0) {
       const batch = [...this.queue.entries()].slice(0, BATCH);
       for (const [slot] of batch) this.queue.delete(slot);
-      let vectors: number[][];
+      const started = performance.now();
+      let vectors: Float32Array[];
       try {
-        vectors = await this.embedder.embed(batch.map(([, { memory }]) => embeddingText(memory)));
+        vectors = (await this.embedder.embed(batch.map(([, { memory }]) => embeddingText(memory)))).map(unit);
       } catch (err) {
         this.onError(err);
         continue; // these stay without a vector until a later catch-up or write
       }
+      const saved = new Map<string, StoredVector[]>();
       batch.forEach(([, { agentId, memory }], i) => {
-        let perAgent = this.vectors.get(agentId);
-        if (!perAgent) {
-          perAgent = new Map();
-          this.vectors.set(agentId, perAgent);
-        }
-        const current = perAgent.get(memory.key);
-        if (!current || current.version <= memory.version) {
-          perAgent.set(memory.key, { version: memory.version, vector: unit(vectors[i] as number[]) });
-        }
+        const vector = vectors[i] as Float32Array;
+        this.keep(agentId, memory.key, memory.version, vector);
+        const list = saved.get(agentId) ?? [];
+        list.push({ key: memory.key, version: memory.version, vector });
+        saved.set(agentId, list);
       });
+      if (this.store) {
+        for (const [agentId, list] of saved) {
+          await this.store
+            .save(agentId, this.embedder.model, list)
+            .catch((err: unknown) => this.onError(err));
+        }
+      }
+      this.onBatch?.({ embedded: batch.length, ms: performance.now() - started, queued: this.queue.size });
     }
   }
 }

@@ -1,20 +1,35 @@
 /**
- * Ranked search with semantic search on (AC_EMBEDDINGS_URL): the store's lexical ranking and the memories
- * most similar to the query combined by reciprocal rank fusion (a memory's score: the sum over the two lists
- * of 1/(60 + its rank there)). The key tiers still come first. A memory found by meaning alone counts in the
- * total besides the lexical matches.
+ * How a ranked search orders memories (issue 31), on every store: the store's lexical ranking, refined.
+ *
+ * 1. The store's first FUSED lexical hits (key tier, then its text score) are the candidates, with, when
+ *    semantic search is on, the memories most similar to the query (at least the similarity floor, at most
+ *    SEMANTIC_MAX, conditions met) and, for every candidate, the memories next to it in a numbered series
+ *    (`neighbourKeys`: the turns before and after a turn of a conversation).
+ * 2. Each candidate's own score: its lexical score over the best lexical score of the query (0 when it does
+ *    not match lexically), plus BLEND times its similarity to the query (semantic search on).
+ * 3. Its score: its own, plus NEIGHBOUR_SHARE times the best own score of its neighbours. An answer is often
+ *    the memory after the one that shares the question's words.
+ * 4. Order: key tier (the key is the query, then keys holding it) first, then score, then lexical rank, then
+ *    key. The store's lexical hits past the first FUSED follow in the store's order.
+ *
+ * `total` counts the lexical matches and the candidates that match otherwise (by meaning, or as a neighbour),
+ * the same on every page. Measured on LoCoMo in BENCHMARKS.md (issue 31).
  */
 import { meetsConditions } from './memory-conditions.js';
 import { pagesByKey } from './memory-pages.js';
 import type { Memory } from './model.js';
-import { keyTier, metadataText, queryTerms, termOf, words } from './search-text.js';
+import { keyTier, metadataText, neighbourKeys, queryTerms, termOf, words } from './search-text.js';
 import type { SemanticIndex } from './semantic-index.js';
-import type { MemoryHit, MemoryPage, MemoryQuery, StorePort, StoreTx } from './store-port.js';
+import type { MemoryHit, MemoryPage, MemoryQuery, StorePort, StoreReader } from './store-port.js';
 
-/** RRF's constant, as its authors use it. */
-export const RRF_K = 60;
+/** The lexical hits that are fused (the rest follow in the store's order). */
+export const FUSED = 200;
 /** The most memories semantic search adds to a query: the most similar, above the similarity floor. */
 export const SEMANTIC_MAX = 100;
+/** The weight of the similarity (-1..1) beside the lexical score (0..1, the query's best being 1). */
+export const BLEND = 1;
+/** The share of its best neighbour's own score a memory gains. */
+export const NEIGHBOUR_SHARE = 0.3;
 
 /** Whether a store's lexical search finds `memory` for `text`: a term of it held, or the key holding it. */
 export function lexicallyMatches(memory: Memory, text: string): boolean {
@@ -30,41 +45,93 @@ export function lexicallyMatches(memory: Memory, text: string): boolean {
   return false;
 }
 
+/** Semantic search's part of one query: the query's vector, the agent's vectors, the similarity floor. */
+export interface SemanticPart {
+  index: SemanticIndex;
+  vector: Float32Array;
+  minSimilarity: number;
+}
+
 interface Candidate {
   memory: Memory;
+  /** 1-based rank among the lexical hits; undefined for a memory found otherwise. */
   lexical?: number;
-  semantic?: number;
+  own: number;
   tier: number;
   score: number;
 }
 
-/**
- * One page of a ranked query from the store's lexical ranking (its first hits, in order, and its total) and
- * the memories similar to the query (conditions met, most similar first). The lexical hits must reach past
- * the page by at least SEMANTIC_MAX, so that every memory ranked above a page's last is among them.
- */
-export function fusedPage(
+/** The memories under `keys` that exist (expired or not): one read per key, or one for all where a store can. */
+async function memoriesByKey(tx: StoreReader, agentId: string, keys: readonly string[]): Promise<Memory[]> {
+  if (keys.length === 0) return [];
+  if (tx.getMemories) return tx.getMemories(agentId, keys);
+  const out: Memory[] = [];
+  for (const key of keys) {
+    const memory = await tx.getMemory(agentId, key);
+    if (memory) out.push(memory);
+  }
+  return out;
+}
+
+/** One page of a ranked query (see the module's header). */
+export async function rankedSearchPage(
+  tx: StoreReader,
+  agentId: string,
   query: MemoryQuery & { text: string },
-  lexical: MemoryPage,
-  similar: readonly Memory[],
-): MemoryPage {
+  semantic?: SemanticPart,
+): Promise<MemoryPage> {
+  const offset = query.offset ?? 0;
+  const lexical = await tx.queryMemories(agentId, {
+    ...query,
+    offset: 0,
+    limit: Math.max(offset + query.limit, FUSED),
+  });
+  const head = lexical.hits.slice(0, FUSED);
   const candidates = new Map<string, Candidate>();
-  lexical.hits.forEach((hit, i) => {
-    candidates.set(hit.memory.key, { memory: hit.memory, lexical: i + 1, tier: 0, score: 0 });
+  const best = Math.max(0, ...head.map((hit) => hit.score ?? 0)) || 1;
+  head.forEach((hit, i) => {
+    candidates.set(hit.memory.key, {
+      memory: hit.memory,
+      lexical: i + 1,
+      own: (hit.score ?? 0) / best,
+      tier: 0,
+      score: 0,
+    });
   });
-  let byMeaningAlone = 0;
-  similar.forEach((memory, i) => {
-    const found = candidates.get(memory.key);
-    if (found) found.semantic = i + 1;
-    else candidates.set(memory.key, { memory, semantic: i + 1, tier: 0, score: 0 });
-    if (!lexicallyMatches(memory, query.text)) byMeaningAlone++;
-  });
+  const tail = lexical.hits.slice(FUSED);
+  const inTail = new Set(tail.map((hit) => hit.memory.key));
+  const found = async (keys: string[]) => {
+    const wanted = keys.filter((key) => !candidates.has(key));
+    for (const memory of await memoriesByKey(tx, agentId, wanted)) {
+      if (!candidates.has(memory.key) && meetsConditions(memory, query)) {
+        candidates.set(memory.key, { memory, own: 0, tier: 0, score: 0 });
+      }
+    }
+  };
+  if (semantic) {
+    const { index, vector, minSimilarity } = semantic;
+    await found(index.nearest(agentId, vector, minSimilarity, SEMANTIC_MAX).map(({ key }) => key));
+  }
+  await found([...new Set([...candidates.keys()].flatMap(neighbourKeys))]);
+
   const ranked = [...candidates.values()];
+  if (semantic) {
+    const { index, vector } = semantic;
+    const similarities = ranked.map((c) => index.similarity(agentId, c.memory, vector));
+    // A memory without a vector yet (a remote model's backlog) counts as of average similarity.
+    const known = similarities.filter((s): s is number => s !== undefined);
+    const average = known.length > 0 ? known.reduce((a, b) => a + b, 0) / known.length : 0;
+    ranked.forEach((c, i) => {
+      c.own += BLEND * (similarities[i] ?? average);
+    });
+  }
   for (const c of ranked) {
+    let neighbour = 0;
+    for (const key of neighbourKeys(c.memory.key)) {
+      neighbour = Math.max(neighbour, candidates.get(key)?.own ?? 0);
+    }
+    c.score = c.own + NEIGHBOUR_SHARE * neighbour;
     c.tier = keyTier(c.memory.key, query.text);
-    c.score =
-      (c.lexical === undefined ? 0 : 1 / (RRF_K + c.lexical)) +
-      (c.semantic === undefined ? 0 : 1 / (RRF_K + c.semantic));
   }
   ranked.sort(
     (a, b) =>
@@ -73,34 +140,15 @@ export function fusedPage(
       (a.lexical ?? Number.MAX_SAFE_INTEGER) - (b.lexical ?? Number.MAX_SAFE_INTEGER) ||
       (a.memory.key < b.memory.key ? -1 : 1),
   );
-  const offset = query.offset ?? 0;
+  const otherwise = ranked.filter(
+    (c) => c.lexical === undefined && !inTail.has(c.memory.key) && !lexicallyMatches(c.memory, query.text),
+  ).length;
   // A ranked page's cursor is an offset: positions are not used.
-  const hits = ranked
-    .slice(offset, offset + query.limit)
-    .map((c): MemoryHit => ({ memory: c.memory, score: c.score, position: '' }));
-  return { hits, total: lexical.total + byMeaningAlone };
-}
-
-/**
- * A ranked page with semantic search: the store's lexical hits down to past the page by SEMANTIC_MAX, and
- * the agent's memories most similar to the query (at least `minSimilarity`) that meet its conditions, fused.
- */
-export async function semanticPage(
-  tx: StoreTx,
-  agentId: string,
-  query: MemoryQuery & { text: string },
-  index: SemanticIndex,
-  vector: Float32Array,
-  minSimilarity: number,
-): Promise<MemoryPage> {
-  const reach = (query.offset ?? 0) + query.limit + SEMANTIC_MAX;
-  const lexical = await tx.queryMemories(agentId, { ...query, offset: 0, limit: reach });
-  const similar: Memory[] = [];
-  for (const { key } of index.nearest(agentId, vector, minSimilarity, SEMANTIC_MAX)) {
-    const memory = await tx.getMemory(agentId, key);
-    if (memory && meetsConditions(memory, query)) similar.push(memory);
-  }
-  return fusedPage(query, lexical, similar);
+  const hits = [
+    ...ranked.map((c): MemoryHit => ({ memory: c.memory, score: c.score, position: '' })),
+    ...tail.filter((hit) => !candidates.has(hit.memory.key)),
+  ].slice(offset, offset + query.limit);
+  return { hits, total: lexical.total + otherwise };
 }
 
 /** In the background: the agent's live memories this process has no vector for go to be embedded. */

@@ -15,6 +15,7 @@ export function endpointOf(url: string): string {
 export function createHttpEmbedder(config: EmbeddingsConfig): Embedder {
   const endpoint = endpointOf(config.url);
   return {
+    model: `${config.model} at ${endpoint}`,
     async embed(texts) {
       if (texts.length === 0) return [];
       const res = await fetch(endpoint, {
