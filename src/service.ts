@@ -68,7 +68,7 @@ export async function openService(config: Readonly<Config>, options: ServiceOpti
       },
     },
   );
-  const { lock, where, counters, liveCache, background, oauthRecords } = opened;
+  const { lock, where, counters, liveCache, background, oauthRecords, vectors } = opened;
   // Metrics read the live source's breakers and buckets at scrape time; it is made below.
   let live: LiveDataSource | undefined;
   // Metrics cost every request a little: they are kept only where /metrics serves them.
@@ -101,6 +101,7 @@ export async function openService(config: Readonly<Config>, options: ServiceOpti
       : config.embeddings
         ? { embedder: createHttpEmbedder(config.embeddings) }
         : {}),
+    ...(vectors ? { vectors } : {}),
     onEmbedded: (batch) => logger.debug(batch, 'semantic search: embedded'),
     onBackgroundError: (err: unknown, work: string) =>
       logger.warn({ err: (err as Error)?.message ?? String(err) }, `${work} failed`),

@@ -6,6 +6,7 @@
  * this version) are StoreOpenErrors whose message says what to do.
  */
 import type { Config } from '../config.js';
+import type { VectorStore } from '../core/semantic-index.js';
 import type { StorePort } from '../core/store-port.js';
 import type { WindowCounters } from '../core/window-counters.js';
 import type { DataDirLock, LockHolder } from './data-dir-lock.js';
@@ -13,6 +14,7 @@ import { ExpiryPurger } from './expiry-purger.js';
 import { openJsonFileStore } from './json-file-store.js';
 import { type JsonOAuthRecords, openJsonOAuthRecords } from './json-oauth-records.js';
 import type { OAuthRecords } from './oauth-records.js';
+import { PostgresVectorStore } from './postgres/memory-vectors.js';
 import { openPostgresStore } from './postgres/open-postgres-store.js';
 import type { PostgresLiveCache } from './postgres/postgres-live-cache.js';
 import { SWEEP_INTERVAL_MS, type SweeperOptions } from './postgres/postgres-sweeper.js';
@@ -42,6 +44,8 @@ export interface OpenedStore {
    * started: the service starts it and stops it before close.
    */
   background: { start(): void; stop(): Promise<void> };
+  /** Semantic search's vectors kept with their memories: PostgreSQL only (the JSON file store's are per process). */
+  vectors?: VectorStore;
 }
 
 export interface OpenStoreOptions {
@@ -65,7 +69,8 @@ export async function openStore(
         ...options,
       },
     );
-    return { store, where, counters, liveCache, oauthRecords, background: sweeper };
+    const vectors = new PostgresVectorStore(store.queryable);
+    return { store, where, counters, liveCache, oauthRecords, background: sweeper, vectors };
   }
   const { store, lock } = await openJsonFileStore(config.dataDir, holder, {
     ownDirectory: config.dataDirFrom === 'default',

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeEmbeddings, startFakeEmbeddings } from '../fakes/fake-embeddings.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { ON_POSTGRES, startTestServer, type TestServer } from '../helpers/test-server.js';
 
 let fake: FakeEmbeddings;
 let server: TestServer;
@@ -114,7 +114,7 @@ describe('semantic search (REST)', () => {
     expect(keys(await search(key, { query: 'cash' }))).toEqual(['money']);
   });
 
-  it('after a restart, an agent catches up at its first ranked search: its memories are embedded again', async () => {
+  it('after a restart, an agent catches up at its first ranked search: embedded again (JSON), or read from the database (PostgreSQL)', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'ac-semantic-'));
     const env = { AC_EMBEDDINGS_URL: fake.url, AC_EMBEDDINGS_MODEL: 'fake' };
     const first = await startTestServer({ dataDir, env });
@@ -135,9 +135,32 @@ describe('semantic search (REST)', () => {
           return keys(await search(key, { query: 'happy' }, again));
         })
         .toEqual(['joy']);
-      expect(fake.inputs.filter((text) => text === 'joy\nA cheerful morning')).toHaveLength(2);
+      // PostgreSQL keeps the vector with its memory (migration 0008): the new process reads it, never asks again.
+      expect(fake.inputs.filter((text) => text === 'joy\nA cheerful morning')).toHaveLength(
+        ON_POSTGRES ? 1 : 2,
+      );
     } finally {
       await again.close();
     }
   });
+  it.runIf(ON_POSTGRES)(
+    'on PostgreSQL, another instance finds a memory by meaning with the vector saved with it, embedding nothing',
+    async () => {
+      const dataDir = await mkdtemp(path.join(tmpdir(), 'ac-semantic-'));
+      const env = { AC_EMBEDDINGS_URL: fake.url, AC_EMBEDDINGS_MODEL: 'fake' };
+      // One after the other: the second finds the database the first made for the DATA_DIR.
+      const writer = await startTestServer({ dataDir, env });
+      const reader = await startTestServer({ dataDir, env });
+      try {
+        const key = await writer.register();
+        await store(key, 'glee', 'A joyful afternoon', {}, writer);
+        await embedded(writer);
+        expect(keys(await search(key, { query: 'happy' }, reader))).toEqual(['glee']);
+        await embedded(reader);
+        expect(fake.inputs.filter((text) => text === 'glee\nA joyful afternoon')).toHaveLength(1);
+      } finally {
+        await Promise.all([writer.close(), reader.close()]);
+      }
+    },
+  );
 });

@@ -71,6 +71,15 @@ export class PostgresReader implements StoreReader {
     return rows[0] ? toMemory(rows[0]) : undefined;
   }
 
+  async getMemories(agentId: string, keys: readonly string[]) {
+    if (keys.length === 0) return [];
+    const { rows } = await this.db.query(
+      `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 AND key = ANY($2::text[])`,
+      [agentId, keys],
+    );
+    return rows.map(toMemory);
+  }
+
   async listMemories(agentId: string, filter: MemoryFilter) {
     // A statement of its own with a type and without, so that each is planned on its index. $3 NULL: expired
     // ones too (a NULL expires_at never expires).

@@ -109,7 +109,15 @@ describe('the PostgreSQL schema (0001_initial.sql)', () => {
       expect(columns(table).sort()).toEqual([...Object.values(mapping), ...more].sort());
     expectColumns('accounts', ACCOUNT_COLUMNS, ['ledger_seq', 'spent_day', 'spent_day_cents']);
     expectColumns('ledger', LEDGER_COLUMNS, ['seq']);
-    expectColumns('memories', MEMORY_COLUMNS, ['update_seq', 'search', 'metadata_index']);
+    expectColumns('memories', MEMORY_COLUMNS, [
+      'update_seq',
+      'search',
+      'metadata_index',
+      'embedding',
+      'embedding_model',
+      'embedding_version',
+      'embedding_seq',
+    ]);
     expectColumns('idempotency', IDEMPOTENCY_COLUMNS, ['state', 'claim_token', 'lease_until']);
     expect(columns('live_cache').sort()).toEqual(['fetched_at', 'key', 'value']);
     expect(columns('live_flights').sort()).toEqual(['key', 'lease_until', 'owner']);
