@@ -243,6 +243,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
 }
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+/** HOST values that bind to loopback only. */
+const LOOPBACK_BINDS = new Set(['127.0.0.1', 'localhost', '::1']);
 
 /**
  * OAuth is on by default wherever it can be: the issuer is the public URL, which OAuth 2.1 wants on https
@@ -254,10 +256,10 @@ function oauthConfig(
   publicUrl: string | undefined,
 ): { oauth: OAuthConfig | undefined; oauthOffReason: string | undefined } {
   const loopbackIssuer = publicUrl !== undefined && LOOPBACK_HOSTS.has(new URL(publicUrl).hostname);
-  if (e.AC_OAUTH_CIMD_ALLOW_LOOPBACK === 'on' && !loopbackIssuer) {
+  if (e.AC_OAUTH_CIMD_ALLOW_LOOPBACK === 'on' && !(loopbackIssuer && LOOPBACK_BINDS.has(e.HOST))) {
     throw new ConfigError(
       'Invalid configuration:\n  AC_OAUTH_CIMD_ALLOW_LOOPBACK=on is a test setting: it is accepted only when ' +
-        'AC_PUBLIC_URL is a loopback address. Remove it.',
+        'AC_PUBLIC_URL is a loopback address and the server listens on loopback (HOST). Remove it.',
     );
   }
   if (e.AC_OAUTH === 'off') return { oauth: undefined, oauthOffReason: undefined };
@@ -265,6 +267,8 @@ function oauthConfig(
   if (publicUrl === undefined) reason = 'AC_PUBLIC_URL is not set (it is the issuer)';
   else if (!publicUrl.startsWith('https://') && !loopbackIssuer)
     reason = `AC_PUBLIC_URL (${publicUrl}) is not https: put HTTPS in front and set the https URL`;
+  else if (new URL(publicUrl).pathname !== '/')
+    reason = `AC_PUBLIC_URL (${publicUrl}) has a path: the authorization server's endpoints are at the host's root`;
   if (reason !== undefined) {
     if (e.AC_OAUTH === 'on')
       throw new ConfigError(`Invalid configuration:\n  AC_OAUTH=on, but ${reason}; or set AC_OAUTH=off.`);

@@ -16,6 +16,11 @@ import type { StorePort } from './store-port.js';
 
 export const KEY_PREFIX = 'ac_';
 
+/** Whether a credential has the shape of an API key (`ac_` and 43 base64url characters), not what it unlocks. */
+export function isKeyShaped(value: string): boolean {
+  return /^ac_[\w-]{43}$/u.test(value);
+}
+
 export function generateKey(): string {
   return KEY_PREFIX + randomBytes(32).toString('base64url');
 }

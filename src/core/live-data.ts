@@ -96,7 +96,7 @@ export function createLiveData(
     { charge: price, record }: ChargeContext,
     ref: LedgerRef,
   ): Promise<DataOutput> {
-    if (record?.idempotencyKey === undefined && record?.client === undefined && served.cost === 0) {
+    if (record?.idempotencyKey === undefined && served.cost === 0) {
       const account = await store.read((reader) => reader.getAccount(agentId));
       return view(type, result, served, account?.balanceCents ?? 0);
     }

@@ -62,7 +62,14 @@ export interface HttpAppOptions {
   metricsToken?: string | undefined;
 }
 
-const NO_OAUTH_LIMITS: OAuthLimits = { authorize: [], token: [], registration: [], signIn: [], register: [] };
+const NO_OAUTH_LIMITS: OAuthLimits = {
+  any: [],
+  authorize: [],
+  token: [],
+  registration: [],
+  signIn: [],
+  register: [],
+};
 
 export function createHttpApp(options: HttpAppOptions): Express {
   const { core, logger } = options;
@@ -94,19 +101,19 @@ export function createHttpApp(options: HttpAppOptions): Express {
       ...(cors ? [cors] : []),
     ]),
   );
-  if (options.oauth) {
-    options.oauth.room.mount(app, rateLimits?.oauth ?? NO_OAUTH_LIMITS);
-    acceptAccessTokens(
-      app,
-      (token) => options.oauth?.room.accessTokens.verify(token) ?? Promise.resolve(undefined),
-    );
+  const room = options.oauth?.room;
+  if (room) {
+    room.mount(app, rateLimits?.oauth ?? NO_OAUTH_LIMITS);
+    acceptAccessTokens(app, (token) => room.accessTokens.verify(token));
   }
   app.use(sequence([...(rateLimits ? rateLimits.api : []), jsonBody(options.bodyMaxBytes)]));
+  // The console's Connected apps routes take the API key, under the API's limits.
+  room?.mountApi(app);
   if (rateLimits?.register) app.post(rateLimits.register.path, rateLimits.register.handlers);
 
   const readiness = options.readiness ?? (async () => 'ready' as const);
   const routes = createRouteTable();
-  addOperationRoutes(routes, core, operations, options.adminToken);
+  addOperationRoutes(routes, core, operations, options.adminToken, room?.revokeAccount);
   for (const doc of DOCUMENTS) {
     const serve: RequestHandler = async (req, res) => {
       res.locals.operation = doc.name;

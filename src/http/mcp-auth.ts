@@ -7,10 +7,9 @@
  * An API key is never challenged: a client that sends one goes on as before.
  */
 import type { Operation } from '../core/operations.js';
+import { READ_SCOPE, RESOURCE_SCOPES, WRITE_SCOPE } from '../oauth/oauth-settings.js';
 
-export const READ_SCOPE = 'read';
-export const WRITE_SCOPE = 'write';
-const ALL_SCOPES = `${READ_SCOPE} ${WRITE_SCOPE}`;
+const ALL_SCOPES = RESOURCE_SCOPES.join(' ');
 
 export interface McpAuthOptions {
   /** The URL of /mcp's protected resource metadata. */

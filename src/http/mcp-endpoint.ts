@@ -4,8 +4,10 @@
  * protocol session (2026-07-28 has none; a 2025 `initialize` is answered statelessly), so that any instance
  * behind a balancer can answer any request, on the JSON store as on PostgreSQL. What every request passes
  * through first is here: Host- and Origin-header (DNS-rebinding) checks when the server is bound to a loopback
- * address; the key from X-API-Key or Authorization: Bearer, looked up once per request exactly as for REST
- * (discovery works without one) and handed to the handler as its auth info; a body the JSON parser refused,
+ * address; the key from X-API-Key or Authorization: Bearer, looked up once per request exactly as for REST,
+ * or an OAuth access token (mcp-auth.ts: with OAuth on, a request without a credential is challenged and a
+ * token's scopes are checked; with it off, discovery works without a key), handed to the handler as its auth
+ * info; a body the JSON parser refused,
  * answered as a JSON-RPC error. The SDK checks the rest: the 2026-07-28 envelope and headers, content type.
  */
 import { hostHeaderValidation, originValidation, toNodeHandler } from '@modelcontextprotocol/node';

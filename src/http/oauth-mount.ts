@@ -50,5 +50,6 @@ export async function openOAuthRoom(service: OAuthService): Promise<OAuthRoom | 
     accountOf: (req) => requireAccount(req, core),
     onError: (err) =>
       logger.warn({ err: (err as Error)?.message ?? String(err) }, 'OAuth bookkeeping failed'),
+    onServerError: (err) => logger.error({ err }, 'the authorization server failed (answered server_error)'),
   });
 }

@@ -151,7 +151,18 @@ function checkAdmin(req: Request, adminToken: string): void {
   }
 }
 
-function routeHandler(core: Core, op: RestOperation, adminToken: string | undefined): RequestHandler {
+/**
+ * Ends what an account's key allowed others to do (the OAuth grants it signed in for): called before the key
+ * is rotated, so that a leaked key's grants end with it. A failure stops the rotation (nothing rotated).
+ */
+export type BeforeKeyRotation = (agentId: string) => Promise<void>;
+
+function routeHandler(
+  core: Core,
+  op: RestOperation,
+  adminToken: string | undefined,
+  beforeKeyRotation: BeforeKeyRotation | undefined,
+): RequestHandler {
   const allowed = op.agentKeyField === 'none' ? fieldsOf(op.input) : ['agent_key', ...fieldsOf(op.input)];
   return async (req, res) => {
     res.locals.operation = op.name;
@@ -177,6 +188,7 @@ function routeHandler(core: Core, op: RestOperation, adminToken: string | undefi
     const idempotencyKey = op.idempotent
       ? parseIdempotencyKey(req.get('idempotency-key'), 'The Idempotency-Key header')
       : undefined;
+    if (op.name === 'account_rotate_key' && agentId !== undefined) await beforeKeyRotation?.(agentId);
     const outcome = await runOperation(core, op, agentId, input, idempotencyKey);
     if (op.http.ndjsonAnswer) return sendNdjson(res, outcome.body as unknown as AsyncIterable<unknown>);
     if (outcome.replayed) res.setHeader('Idempotent-Replayed', 'true');
@@ -210,9 +222,10 @@ export function addOperationRoutes(
   core: Core,
   operations: readonly RestOperation[],
   adminToken: string | undefined,
+  beforeKeyRotation?: BeforeKeyRotation,
 ): void {
   for (const op of operations) {
     if (op.auth === 'admin' && adminToken === undefined) continue; // the operator route exists only when configured
-    routes.add(op.http.method, op.http.path, routeHandler(core, op, adminToken));
+    routes.add(op.http.method, op.http.path, routeHandler(core, op, adminToken, beforeKeyRotation));
   }
 }

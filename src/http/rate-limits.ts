@@ -51,9 +51,11 @@ export interface RateLimitOptions {
 
 /** The authorization server's limits (src/oauth mounts them; fixed numbers, docs/operations.md). */
 export interface OAuthRateLimits {
+  /** Every path under /oauth: per address. */
+  any: RequestHandler[];
   /** GET /oauth/authorize: per address and per client_id. */
   authorize: RequestHandler[];
-  /** POST /oauth/token: per address. */
+  /** POST /oauth/token and /oauth/revoke: per address. */
   token: RequestHandler[];
   /** POST /oauth/register (dynamic client registration): per address. */
   registration: RequestHandler[];
@@ -63,11 +65,18 @@ export interface OAuthRateLimits {
   register: RequestHandler[];
 }
 
+/**
+ * Claude's and ChatGPT's connectors call the token and registration endpoints from their own servers, for
+ * every person who connects through them: the per-address limits there leave room for that. The per-client
+ * limit of authorization requests is a ceiling against a runaway client, not a per-person limit: a client's
+ * id is public, so a low one would let anyone lock every user of a client out.
+ */
 export const OAUTH_LIMITS = {
+  anyPerMinutePerAddress: 300,
   authorizePerMinutePerAddress: 30,
-  authorizePerMinutePerClient: 60,
-  tokenPerMinutePerAddress: 60,
-  registrationPerHourPerAddress: 20,
+  authorizePerMinutePerClient: 600,
+  tokenPerMinutePerAddress: 300,
+  registrationPerHourPerAddress: 60,
   signInPerMinutePerAddress: 10,
 } as const;
 
@@ -309,6 +318,15 @@ export function createRateLimits(options: RateLimitOptions): RateLimits {
       ? `client:${req.query.client_id}`
       : undefined;
   const oauth: OAuthRateLimits = {
+    any: [
+      oauthLimit(
+        'oauth-any-per-address',
+        MINUTE_MS,
+        OAUTH_LIMITS.anyPerMinutePerAddress,
+        byAddress,
+        'requests to the authorization server from this address',
+      ),
+    ],
     authorize: [
       oauthLimit(
         'oauth-authorize-per-address',

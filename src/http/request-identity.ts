@@ -2,25 +2,17 @@
  * Who sent a request, resolved once per request at the edge: the key it carries (X-API-Key or Authorization:
  * Bearer) and the account that key belongs to. The rate limiter, the REST routes and the MCP endpoint all
  * ask here, so one request costs one key lookup, however many of them look. At /mcp, with OAuth on, a bearer
- * that is not an API key (which starts with `ac_`) is an access token: the authorization server's check
+ * that is not shaped as an API key (`ac_` and 43 characters) is an access token: the authorization server's check
  * (src/oauth/access-tokens.ts) says which account and client it is for, and what it may do.
  */
 import type { Express, Request } from 'express';
-import { KEY_PREFIX } from '../core/accounts.js';
+import { isKeyShaped } from '../core/accounts.js';
 import type { Core } from '../core/core.js';
 import { AppError, toAppError } from '../core/errors.js';
 import type { Account } from '../core/model.js';
+import type { TokenGrant } from '../oauth/access-tokens.js';
 import { MCP_PATH } from '../server-paths.js';
 import { bearerToken, requestKey } from './request-key.js';
-
-/** What an OAuth access token grants (src/oauth/access-tokens.ts). */
-export interface TokenGrant {
-  agentId: string;
-  clientId: string;
-  scopes: string[];
-  /** Epoch seconds. */
-  expiresAt: number;
-}
 
 /** The resource server's check of an access token: undefined for one that is unknown, expired or not ours. */
 export type VerifyAccessToken = (token: string) => Promise<TokenGrant | undefined>;
@@ -68,7 +60,7 @@ async function resolve(req: Request, core: Core): Promise<Identity> {
     ];
     const bearer =
       verify && req.path === MCP_PATH && req.get('x-api-key') === undefined ? bearerToken(req) : undefined;
-    if (verify && bearer !== undefined && !bearer.startsWith(KEY_PREFIX))
+    if (verify && bearer !== undefined && !isKeyShaped(bearer))
       return await resolveToken(bearer, verify, core);
     key = requestKey(req);
     return { key, account: await core.accounts.authenticate(key), error: undefined };

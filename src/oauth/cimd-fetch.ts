@@ -9,9 +9,9 @@
  * is on loopback), documents are fetched from loopback hosts only, with any certificate, still without
  * following a redirect; every other host is refused.
  */
-type Fetch = (url: string | URL | Request, options?: RequestInit) => Promise<Response>;
+import { LOOPBACK_HOSTS } from './oauth-paths.js';
 
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+type Fetch = (url: string | URL | Request, options?: RequestInit) => Promise<Response>;
 
 /** An undici Agent of the undici inside Node's fetch, which a dispatcher handed to fetch must be. */
 function nodeUndiciAgent(options: object): unknown {

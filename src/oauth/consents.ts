@@ -73,14 +73,31 @@ export function createConsents(records: OAuthRecords, now: () => number = Date.n
       .sort((a, b) => b.allowedAt - a.allowedAt || a.clientId.localeCompare(b.clientId));
   }
 
-  /** Deletes the consent and its grant (codes, tokens); false when there was none. */
+  /**
+   * Deletes the consent and every grant this account gave this client (with their codes and tokens), not only
+   * the one the consent names: two authorizations allowed at once each made a grant. False when there was no
+   * consent.
+   */
   async function revoke(accountId: string, clientId: string): Promise<boolean> {
     const consent = await get(accountId, clientId);
     if (!consent) return false;
-    await records.deleteByGrant(consent.grantId);
+    const grants = (await records.listByAccount(GRANT_KIND, accountId)).filter(
+      (grant) => grant.payload.clientId === clientId,
+    );
+    for (const grantId of new Set([consent.grantId, ...grants.map((grant) => grant.id)]))
+      await records.deleteByGrant(grantId);
     await records.delete(KIND, idOf(accountId, clientId));
     await records.delete(USE_KIND, idOf(accountId, clientId));
     return true;
+  }
+
+  /** Revokes everything this account allowed, every client (its key was rotated). */
+  async function revokeAll(accountId: string): Promise<void> {
+    for (const grant of await records.listByAccount(GRANT_KIND, accountId))
+      await records.deleteByGrant(grant.id);
+    for (const kind of [KIND, USE_KIND])
+      for (const record of await records.listByAccount(kind, accountId))
+        await records.delete(kind, record.id);
   }
 
   /** Records a use of a token of this consent (throttled: the console shows minutes, not requests). */
@@ -93,7 +110,7 @@ export function createConsents(records: OAuthRecords, now: () => number = Date.n
     await records.put({ kind: USE_KIND, id, payload: { at }, accountId, expiresAt: at + USE_KEPT_MS });
   }
 
-  return { get, put, list, revoke, touch };
+  return { get, put, list, revoke, revokeAll, touch };
 }
 
 export type Consents = ReturnType<typeof createConsents>;

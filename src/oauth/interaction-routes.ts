@@ -5,13 +5,19 @@
  * plain form post, tied to the browser that began it by oidc-provider's interaction cookie (SameSite=Lax:
  * another site cannot post here with it). Every known failure is a page that says what to do.
  */
-import express, { type Request, type RequestHandler, type Response, Router } from 'express';
+import express, {
+  type ErrorRequestHandler,
+  type Request,
+  type RequestHandler,
+  type Response,
+  Router,
+} from 'express';
 import type Provider from 'oidc-provider';
 import { errors as oidcErrors } from 'oidc-provider';
 import { AppError } from '../core/errors.js';
 import type { Account } from '../core/model.js';
 import type { Consents } from './consents.js';
-import { INTERACTION_PATH } from './oauth-paths.js';
+import { INTERACTION_PATH, LOOPBACK_HOSTS } from './oauth-paths.js';
 import { type OAuthSettings, READ_SCOPE, RESOURCE_SCOPES, WRITE_SCOPE } from './oauth-settings.js';
 import { consentPage } from './pages/consent-page.js';
 import { errorPage } from './pages/error-page.js';
@@ -49,8 +55,6 @@ const SCOPE_TEXT: Record<string, { name: string; description: string }> = {
   },
 };
 
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
-
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
 function send(res: Response, status: number, body: string, formTargets: readonly string[] = []): void {
@@ -74,7 +78,7 @@ function redirectOf(interaction: Interaction): { origin: string; host: string; l
     return {
       origin: web ? url.origin : `${url.protocol}`,
       host: web ? url.host : raw,
-      local: !web || LOOPBACK.has(url.hostname),
+      local: !web || LOOPBACK_HOSTS.has(url.hostname),
     };
   } catch {
     return { origin: "'none'", host: raw, local: false };
@@ -267,9 +271,12 @@ export function interactionRoutes(deps: InteractionDeps): Router {
       }
       const accountId = String(interaction.session?.accountId);
       const clientId = String(interaction.params.client_id);
-      const grant = interaction.grantId
-        ? ((await provider.Grant.find(interaction.grantId)) ?? new provider.Grant({ accountId, clientId }))
-        : new provider.Grant({ accountId, clientId });
+      // The grant this authorization found, else the one this account gave this client before (a native
+      // client is asked again, but gets one grant, not one per authorization).
+      const existingId = interaction.grantId ?? (await consents.get(accountId, clientId))?.grantId;
+      const found = existingId === undefined ? undefined : await provider.Grant.find(existingId);
+      const existing = found?.accountId === accountId && found.clientId === clientId ? found : undefined;
+      const grant = existing ?? new provider.Grant({ accountId, clientId });
       const missing = interaction.prompt.details as {
         missingOIDCScope?: string[];
         missingOIDCClaims?: string[];
@@ -299,6 +306,18 @@ export function interactionRoutes(deps: InteractionDeps): Router {
       );
     }),
   );
+
+  // A limit hit on a page (its 429 is an AppError, with Retry-After set) is a page, not the API's JSON.
+  const limited: ErrorRequestHandler = (err, req, res, next) => {
+    if (
+      !(err instanceof AppError) ||
+      err.code !== 'rate_limited' ||
+      !req.path.startsWith(`${INTERACTION_PATH}/`)
+    )
+      return next(err);
+    send(res, 429, errorPage('Too many attempts', err.message));
+  };
+  router.use(limited);
 
   return router;
 }

@@ -16,6 +16,9 @@ export const OAUTH_ROUTES = {
   credential: '/oauth/credential',
 } as const;
 
+/** The host names of this computer, as a URL's `hostname` gives them. */
+export const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
 /** The sign-in and consent pages of one authorization request. */
 export const INTERACTION_PATH = '/oauth/interaction';
 

@@ -12,7 +12,7 @@ import type { Account } from '../core/model.js';
 import type { OAuthRecords } from '../store/oauth-records.js';
 import { cimdFetch } from './cimd-fetch.js';
 import { oauthAdapterFor } from './oauth-adapter.js';
-import { OAUTH_ROUTES } from './oauth-paths.js';
+import { LOOPBACK_HOSTS, OAUTH_ROUTES } from './oauth-paths.js';
 import { loadSecrets } from './oauth-secrets.js';
 import { type OAuthSettings, RESOURCE_SCOPES } from './oauth-settings.js';
 import { renderProviderError } from './pages/error-page.js';
@@ -24,11 +24,21 @@ export interface ProviderDeps {
   findAccount(agentId: string): Promise<Account | undefined>;
   /** The grant this account already gave this client (remembered consent), if any. */
   rememberedGrant(accountId: string, clientId: string): Promise<string | undefined>;
+  /** Told of every failure oidc-provider answers as server_error (a store fault, a bug): for the log. */
+  onServerError(err: unknown): void;
   now?: () => number;
 }
 
 /** The header oauth-room.ts puts the client's address in (as Express found it, trust proxy applied). */
 export const PEER_HEADER = 'x-agent-context-peer';
+
+/** Whether a redirect URI goes to this computer: a loopback address or a scheme other than https/http. */
+export function answersToThisComputer(redirectUri: string): boolean {
+  const url = URL.parse(redirectUri);
+  if (!url) return true;
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return true;
+  return LOOPBACK_HOSTS.has(url.hostname);
+}
 
 /** How long a sign-in and consent may take, and how long an authorization code lives (seconds). */
 const INTERACTION_TTL = 10 * 60;
@@ -107,9 +117,13 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
     async loadExistingGrant(ctx: KoaContextWithOIDC) {
       const accountId = ctx.oidc.session?.accountId;
       const clientId = ctx.oidc.client?.clientId;
-      const grantId =
-        ctx.oidc.result?.consent?.grantId ??
-        (accountId && clientId ? await deps.rememberedGrant(accountId, clientId) : undefined);
+      // A remembered consent is not used for an answer that goes to this computer (a loopback or custom-scheme
+      // redirect): any program here could present the client's id and catch it, so the person is asked again.
+      const remembered =
+        accountId && clientId && !answersToThisComputer(String(ctx.oidc.params?.redirect_uri ?? ''))
+          ? await deps.rememberedGrant(accountId, clientId)
+          : undefined;
+      const grantId = ctx.oidc.result?.consent?.grantId ?? remembered;
       return grantId ? ctx.oidc.provider.Grant.find(grantId) : undefined;
     },
     ttl: {
@@ -137,6 +151,8 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
     renderError: renderProviderError,
   };
   const provider = new Provider(settings.issuer, configuration);
+  // oidc-provider reports an unexpected failure only as an event: without this it would be a silent 500.
+  provider.on('server_error', (_ctx: unknown, err: unknown) => deps.onServerError(err));
   // Every request reaches it as if at the issuer (oauth-room.ts sets the forwarded scheme, host and address
   // from the issuer and from Express's view of the client): its endpoint URLs and cookies follow the issuer,
   // not whatever Host a request or a proxy sent.

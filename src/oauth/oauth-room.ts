@@ -6,15 +6,16 @@
  * - RFC 8414 authorization server metadata (oidc-provider's discovery document, also at its OpenID path);
  * - the endpoints oidc-provider answers under /oauth (authorize, token, register, revoke, jwks);
  * - the sign-in and consent pages, and their style sheet;
- * - the console's list of allowed clients and their revocation (/api/ac/oauth/clients, with the API key).
+ * - the console's list of allowed clients and their revocation (/api/ac/oauth/clients, with the API key),
+ *   mounted apart (`mountApi`), after the API's rate limits.
  *
  * The resource server's check of a token (`accessTokens`) is used by the HTTP face at /mcp.
  */
 import { type Express, type Request, type RequestHandler, type Response, Router } from 'express';
-import { AppError } from '../core/errors.js';
 import type { Account } from '../core/model.js';
 import type { OAuthRecords } from '../store/oauth-records.js';
 import { type AccessTokens, createAccessTokens } from './access-tokens.js';
+import { connectedAppsRoutes } from './connected-apps-routes.js';
 import { createConsents } from './consents.js';
 import { type InteractionDeps, interactionRoutes } from './interaction-routes.js';
 import {
@@ -37,10 +38,14 @@ export interface OAuthRoomDeps {
   /** The account of the request's API key (the console's calls); throws the HTTP face's 401. */
   accountOf(req: Request): Promise<Account>;
   onError(err: unknown): void;
+  /** An unexpected failure inside the authorization server (answered 500 server_error): logged with its cause. */
+  onServerError(err: unknown): void;
 }
 
 /** Rate limits, built by the HTTP face: per address, and per client where the request names one. */
 export interface OAuthLimits {
+  /** Every path under /oauth, per address. */
+  any: RequestHandler[];
   authorize: RequestHandler[];
   token: RequestHandler[];
   registration: RequestHandler[];
@@ -51,8 +56,12 @@ export interface OAuthLimits {
 export interface OAuthRoom {
   settings: OAuthSettings;
   accessTokens: AccessTokens;
-  /** Mounts every route on `app`, before its JSON body parser. */
+  /** Mounts the authorization server and its pages on `app`, before its rate limits and JSON body parser. */
   mount(app: Express, limits: OAuthLimits): void;
+  /** Mounts the console's Connected apps routes, after the API's rate limits (they take the API key). */
+  mountApi(app: Express): void;
+  /** Revokes everything an account allowed (before its key is rotated). */
+  revokeAccount(agentId: string): Promise<void>;
 }
 
 export async function createOAuthRoom(deps: OAuthRoomDeps): Promise<OAuthRoom> {
@@ -63,6 +72,7 @@ export async function createOAuthRoom(deps: OAuthRoomDeps): Promise<OAuthRoom> {
     records: deps.records,
     findAccount: deps.findAccount,
     rememberedGrant: async (accountId, clientId) => (await consents.get(accountId, clientId))?.grantId,
+    onServerError: deps.onServerError,
   });
   const accessTokens = createAccessTokens(provider, settings, consents, deps.onError);
   const callback = provider.callback();
@@ -100,8 +110,12 @@ export async function createOAuthRoom(deps: OAuthRoomDeps): Promise<OAuthRoom> {
       res.type('text/css').send(OAUTH_CSS);
     });
     // Express refuses a route without a handler: with the rate limits off (AC_RATE_LIMIT=off) there are none.
+    if (limits.any.length > 0) router.use('/oauth', ...limits.any);
     if (limits.authorize.length > 0) router.use(OAUTH_ROUTES.authorization, ...limits.authorize);
-    if (limits.token.length > 0) router.post(OAUTH_ROUTES.token, ...limits.token);
+    if (limits.token.length > 0) {
+      router.post(OAUTH_ROUTES.token, ...limits.token);
+      router.post(OAUTH_ROUTES.revocation, ...limits.token);
+    }
     if (limits.registration.length > 0) router.post(OAUTH_ROUTES.registration, ...limits.registration);
     // An authorization request without `scope` asks for every scope of the resource (the consent page shows
     // them): without one, the grant would be empty and the person's Allow would end in access_denied.
@@ -128,37 +142,14 @@ export async function createOAuthRoom(deps: OAuthRoomDeps): Promise<OAuthRoom> {
         limits: { signIn: limits.signIn, register: limits.register },
       }),
     );
-    router.get('/api/ac/oauth/clients', async (req, res) => {
-      res.locals.operation = 'oauth_clients';
-      const account = await deps.accountOf(req);
-      const list = await consents.list(account.id);
-      res.json({
-        clients: list.map((consent) => ({
-          client_id: consent.clientId,
-          client_name: consent.clientName,
-          client_host: consent.clientHost,
-          scopes: consent.scopes,
-          allowed_at: new Date(consent.allowedAt).toISOString(),
-          last_used_at: consent.lastUsedAt === null ? null : new Date(consent.lastUsedAt).toISOString(),
-        })),
-      });
-    });
-    router.delete('/api/ac/oauth/clients', async (req, res) => {
-      res.locals.operation = 'oauth_clients_revoke';
-      const account = await deps.accountOf(req);
-      const clientId = typeof req.query.client_id === 'string' ? req.query.client_id : '';
-      const revoked = clientId !== '' && (await consents.revoke(account.id, clientId));
-      if (!revoked) {
-        throw new AppError(
-          'not_found',
-          `This account has not allowed a client ${JSON.stringify(clientId.slice(0, 200))}; GET /api/ac/oauth/clients lists the ones it has.`,
-          { field: 'client_id' },
-        );
-      }
-      res.json({ revoked: true, client_id: clientId });
-    });
     app.use(router);
   }
 
-  return { settings, accessTokens, mount };
+  return {
+    settings,
+    accessTokens,
+    mount,
+    mountApi: (app) => app.use(connectedAppsRoutes(consents, deps.accountOf)),
+    revokeAccount: (agentId) => consents.revokeAll(agentId),
+  };
 }

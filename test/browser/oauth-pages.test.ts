@@ -103,13 +103,19 @@ function expectPageHeaders(response: Response | null, status: number): void {
   expect(headers['cache-control']).toContain('no-store');
 }
 
+/** A web client's redirect URI, not on this computer (the test answers it inside Chromium). */
+const WEB_REDIRECT = 'https://app.example.test/cb';
+
 describe('the OAuth sign-in and consent pages', { timeout: 60_000 }, () => {
   let server: TestServer;
   let issuer: string;
   let clientApp: Awaited<ReturnType<typeof startClientApp>>;
   let redirectUri: string;
   let clientId: string;
-  /** A web application's client: its consent is remembered (a native client is asked every time). */
+  /**
+   * A web application's client, answered at an https origin (which the browser reaches through a route the
+   * test fulfils): its consent is remembered (an answer to a loopback address is asked for every time).
+   */
   let webClientId: string;
   let browser: Browser;
   const contexts: BrowserContext[] = [];
@@ -124,10 +130,10 @@ describe('the OAuth sign-in and consent pages', { timeout: 60_000 }, () => {
     ]);
     expect(server.url).toBe(issuer);
     redirectUri = `${clientApp.origin}/cb`;
-    const register = async (client_name: string, application_type: string) => {
+    const register = async (client_name: string, application_type: string, redirects = [redirectUri]) => {
       const registered = await server.request('POST', '/oauth/register', {
         body: {
-          redirect_uris: [redirectUri],
+          redirect_uris: redirects,
           token_endpoint_auth_method: 'none',
           client_name,
           application_type,
@@ -139,7 +145,7 @@ describe('the OAuth sign-in and consent pages', { timeout: 60_000 }, () => {
       return registered.body.client_id as string;
     };
     clientId = await register('Test App', 'native');
-    webClientId = await register('Test Web App', 'web');
+    webClientId = await register('Test Web App', 'web', [WEB_REDIRECT]);
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
@@ -332,16 +338,25 @@ describe('the OAuth sign-in and consent pages', { timeout: 60_000 }, () => {
     const key = await server.register(`oauth-again-${process.pid}@example.com`);
     for (const [round, state] of ['state-first', 'state-again'].entries()) {
       // A new browser each time: no session, so the sign-in page again; the consent is remembered. The
-      // sign-in form's post is then redirected to the client, which its form-action must allow.
+      // sign-in form's post is then redirected to the client, which its form-action must allow: the browser
+      // sends that request (the made-up host then fails to resolve, which is the only problem allowed).
       const { page, watch } = await newPage();
-      await page.goto(authorization(state, { client_id: webClientId }).url);
+      await page.goto(authorization(state, { client_id: webClientId, redirect_uri: WEB_REDIRECT }).url);
+      const sent = page.waitForRequest((r) => r.url().startsWith(`${WEB_REDIRECT}?`), { timeout: 5000 });
       await page.getByLabel('Your agent-context API key').fill(key);
       await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       if (round === 0) await page.getByRole('button', { name: 'Allow', exact: true }).click();
-      const answer = await answerAtClient(page, watch);
+      const answer = new URL((await sent).url()).searchParams;
       expect(answer.get('state')).toBe(state);
       expect(answer.get('code')).toMatch(/^[\w-]{20,}$/);
-      expect(problemsOf(watch), `round ${round + 1}`).toEqual([]);
+      expect(answer.get('iss')).toBe(issuer);
+      const atClient = (p: string) =>
+        p.startsWith(`request to another origin: ${WEB_REDIRECT}?`) ||
+        (p.startsWith(`request failed: ${WEB_REDIRECT}?`) && p.endsWith('(net::ERR_NAME_NOT_RESOLVED)'));
+      expect(
+        watch.problems.filter((p) => !atClient(p)),
+        `round ${round + 1}`,
+      ).toEqual([]);
     }
   });
 

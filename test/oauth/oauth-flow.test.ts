@@ -4,7 +4,7 @@
  * a Client ID Metadata Document served over https, PKCE, the token exchange, refresh), and a person in
  * Chromium who signs in with the account's API key and answers the consent page. Then what the tokens do
  * (tools, the ledger's `client`), what they stop doing (rotation, reuse, a race for one refresh token,
- * revocation from the console and at /oauth/revoke), remembered consent, a native client that registers
+ * revocation from the console and at /oauth/revoke), consent asked again for a loopback answer, a native client that registers
  * dynamically instead (asked every time, any loopback port), a read-only token (403 insufficient_scope, in a
  * batch too), a Deny, Claude's redirect URI, and the SDK refreshing an expired access token by itself.
  */
@@ -257,7 +257,7 @@ describe('a connector with a client metadata document', () => {
   });
 
   it(
-    'signs in again without the consent page (remembered for a web client), and is cut off when the console revokes it',
+    'signs in again and, its answer going to this computer, is asked again (one grant all the same), and is cut off when the console revokes it',
     async () => {
       provider = connector();
       await expect(connected(provider)).rejects.toThrow(UnauthorizedError);
@@ -270,14 +270,15 @@ describe('a connector with a client metadata document', () => {
         answer.params,
       );
 
-      // A new browser (no session): sign-in only, the consent is remembered for this account and client.
+      // A new browser (no session): sign-in, and the consent again, since the answer goes to a loopback
+      // address (any program here could present this client's id); the person allows the same grant.
       const fresh = await browser.newContext();
       try {
         const other = connector();
         await expect(connected(other)).rejects.toThrow(UnauthorizedError);
         answer = await personAuthorizes(fresh, other.authorizationUrl as URL, callback, {
           apiKey: key,
-          expect: ['sign-in'],
+          expect: ['sign-in', 'consent'],
         });
         expect(answer.problems).toEqual([]);
         expect(answer.params.get('iss')).toBe(server.issuer);
@@ -287,6 +288,7 @@ describe('a connector with a client metadata document', () => {
         const client = await connected(other);
         expect(await retrieve(client, 'oauth-note')).toBe('stored through a connector');
         await client.close();
+        expect((await server.request('GET', '/api/ac/oauth/clients', { key })).body.clients).toHaveLength(1);
       } finally {
         await fresh.close();
       }
