@@ -1,14 +1,44 @@
 /**
- * A real Chromium for browser tests: Debian's package (`apt-get install chromium`; .ci/run installs it when
- * missing), driven by playwright-core, since Playwright's own browser download cannot work here. Pages are
- * watched for what a strict Content-Security-Policy or a broken front end shows: console errors, uncaught
- * exceptions, failed or blocked requests, and any request to another origin. axe-core checks accessibility.
+ * A real Chromium for browser tests, driven by playwright-core (Playwright's own browser download cannot work
+ * here): by default the one the devDependency `@sparticuz/chromium` ships, unpacked once per machine by the
+ * vitest globalSetup test/chromium-setup.ts (test/helpers/npm-chromium.ts); AC_CHROMIUM points at another
+ * (a system Chromium or Chrome). Pages are watched for what a strict Content-Security-Policy or a broken
+ * front end shows: console errors, uncaught exceptions, failed or blocked requests, and any request to
+ * another origin. axe-core checks accessibility.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { inject } from 'vitest';
+import type { ProvidedChromium } from './npm-chromium.js';
 
-export const CHROMIUM = process.env.AC_CHROMIUM ?? '/usr/bin/chromium';
+/**
+ * The flags these machines need: --no-sandbox (the tests run as root, where Chromium's sandbox refuses to
+ * start), --disable-gpu (there is none), and no connection of Chromium's own (background networking,
+ * component updates, sync, QUIC, the first-run checks): the machines' network is closed, and a test page
+ * must be the only thing the browser talks to.
+ */
+const ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-quic',
+  '--no-first-run',
+];
+
+/** The Chromium this run launches: AC_CHROMIUM, else the one test/chromium-setup.ts provided. */
+export function chromiumToLaunch(): ProvidedChromium {
+  if (process.env.AC_CHROMIUM) return { executablePath: process.env.AC_CHROMIUM };
+  return (
+    inject('chromium') ?? {
+      unavailable:
+        'No Chromium was provided to this test: run it through vitest.config.ts, whose globalSetup ' +
+        'test/chromium-setup.ts prepares one, or set AC_CHROMIUM.',
+    }
+  );
+}
 
 /** The two widths every page is looked at: a desktop window and a phone. */
 export const VIEWPORTS = {
@@ -20,9 +50,14 @@ export type ViewportName = keyof typeof VIEWPORTS;
 /** Where screenshots go, for a person to review (not in git). */
 export const SCREENSHOT_DIR = path.resolve('test-output', 'screenshots');
 
-export function launchBrowser(): Promise<Browser> {
-  // --no-sandbox: these machines run the tests as root, where Chromium's sandbox refuses to start.
-  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
+export async function launchBrowser(): Promise<Browser> {
+  const { executablePath, libraryPath, unavailable } = chromiumToLaunch();
+  if (executablePath === undefined) throw new Error(unavailable);
+  return chromium.launch({
+    executablePath,
+    args: ARGS,
+    ...(libraryPath ? { env: { ...process.env, LD_LIBRARY_PATH: libraryPath } } : {}),
+  });
 }
 
 export interface PageWatch {

