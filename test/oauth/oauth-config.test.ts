@@ -133,3 +133,25 @@ describe('AC_OAUTH on a running server', () => {
     }
   });
 });
+
+describe('OAuth configuration that cannot hold', () => {
+  it('a public URL with a path leaves OAuth off (its endpoints are at the root), AC_OAUTH=on refuses it', () => {
+    const config = loadConfig({ ...BASE, AC_PUBLIC_URL: 'https://example.com/memory' });
+    expect(config.oauth).toBeUndefined();
+    expect(config.oauthOffReason).toMatch(/has a path/);
+    expect(() =>
+      loadConfig({ ...BASE, AC_PUBLIC_URL: 'https://example.com/memory', AC_OAUTH: 'on' }),
+    ).toThrow(ConfigError);
+  });
+
+  it('the loopback metadata-document setting needs the server itself on loopback', () => {
+    expect(() =>
+      loadConfig({
+        ...BASE,
+        HOST: '0.0.0.0',
+        AC_PUBLIC_URL: 'http://127.0.0.1:8787',
+        AC_OAUTH_CIMD_ALLOW_LOOPBACK: 'on',
+      }),
+    ).toThrow(/listens on loopback/);
+  });
+});
