@@ -218,9 +218,11 @@ export const EnvSchema = z.object({
   AC_EMBEDDINGS_URL: Optional.pipe(z.url({ protocol: /^https?$/ }).optional()),
   AC_EMBEDDINGS_MODEL: z.string().min(1).default('nomic-embed-text'),
   AC_EMBEDDINGS_API_KEY: Optional,
-  AC_EMBEDDINGS_MIN_SIMILARITY: Optional.pipe(
-    z.coerce.number<string | undefined>().min(-1).max(1).optional(),
-  ),
+  AC_EMBEDDINGS_MIN_SIMILARITY: z.coerce
+    .number()
+    .min(-1)
+    .max(1)
+    .default(DEFAULT_LIMITS.semanticMinSimilarity),
   AC_MEMORY_TTL: MemoryTtl,
   AC_MEMORY_HISTORY: Optional.pipe(z.coerce.number<string | undefined>().int().min(0).max(1000).optional()),
   AC_MEMORY_HISTORY_RETENTION: Optional.pipe(Duration.optional()),

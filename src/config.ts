@@ -6,7 +6,7 @@ import path from 'node:path';
 import envPaths from 'env-paths';
 import type { z } from 'zod';
 import { EnvSchema, type TrustProxySetting } from './config-env.js';
-import { DEFAULT_LIMITS, type Limits, LOCAL_MIN_SIMILARITY } from './core/limits.js';
+import { DEFAULT_LIMITS, type Limits } from './core/limits.js';
 import type { LiveConfig } from './live/live-config.js';
 import { PROVIDERS } from './live/provider-list.js';
 
@@ -208,9 +208,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Rea
       metadataMaxBytes: e.AC_METADATA_MAX_BYTES,
       memoriesPerAgent: e.AC_MEMORIES_PER_AGENT,
       importMaxBytes: e.AC_IMPORT_MAX_BYTES,
-      semanticMinSimilarity:
-        e.AC_EMBEDDINGS_MIN_SIMILARITY ??
-        (e.AC_EMBEDDINGS_URL === undefined ? LOCAL_MIN_SIMILARITY : DEFAULT_LIMITS.semanticMinSimilarity),
+      semanticMinSimilarity: e.AC_EMBEDDINGS_MIN_SIMILARITY,
       memoryHistoryVersions: e.AC_MEMORY_HISTORY ?? DEFAULT_LIMITS.memoryHistoryVersions,
       memoryHistoryRetentionSeconds:
         e.AC_MEMORY_HISTORY_RETENTION ?? DEFAULT_LIMITS.memoryHistoryRetentionSeconds,

@@ -68,11 +68,3 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   importMaxBytes: 32 * 1024 * 1024,
   semanticMinSimilarity: 0.5,
 });
-
-/**
- * The similarity floor of the in-process model (AC_EMBEDDINGS_URL unset). Its vectors are means of word
- * vectors, and such means are alike for any two English texts (on LoCoMo: 0.72 for a median pair, 0.85 at
- * the 95th percentile), so only a near paraphrase is found by meaning alone; below the floor, similarity
- * still orders what the search found otherwise.
- */
-export const LOCAL_MIN_SIMILARITY = 0.9;

@@ -2,9 +2,10 @@
  * How a ranked search orders memories (issue 31), on every store: the store's lexical ranking, refined.
  *
  * 1. The store's first FUSED lexical hits (key tier, then its text score) are the candidates, with, when
- *    semantic search is on, the memories most similar to the query (at least the similarity floor, at most
- *    SEMANTIC_MAX, conditions met) and, for every candidate, the memories next to it in a numbered series
- *    (`neighbourKeys`: the turns before and after a turn of a conversation).
+ *    semantic search has a model from AC_EMBEDDINGS_URL, the memories most similar to the query (at least
+ *    the similarity floor, at most SEMANTIC_MAX, conditions met), and for the NEIGHBOUR_DEPTH best of them the
+ *    memories next to it in a numbered series (`neighbourKeys`: the turns before and after a turn of a
+ *    conversation).
  * 2. Each candidate's own score: its lexical score over the best lexical score of the query (0 when it does
  *    not match lexically), plus BLEND times its similarity to the query (semantic search on).
  * 3. Its score: its own, plus NEIGHBOUR_SHARE times the best own score of its neighbours. An answer is often
@@ -22,9 +23,17 @@ import { keyTier, metadataText, neighbourKeys, queryTerms, termOf, words } from 
 import type { SemanticIndex } from './semantic-index.js';
 import type { MemoryHit, MemoryPage, MemoryQuery, StorePort, StoreReader } from './store-port.js';
 
-/** The lexical hits that are fused (the rest follow in the store's order). */
-export const FUSED = 200;
-/** The most memories semantic search adds to a query: the most similar, above the similarity floor. */
+/**
+ * The lexical hits that are fused (the rest follow in the store's order): the same for every page, so that
+ * pages neither repeat nor skip a memory. On LoCoMo, 30 finds as much as 200 (BENCHMARKS.md, issue 31).
+ */
+export const FUSED = 30;
+/** The candidates, best own score first, whose neighbours are read: a neighbour of a lower one rarely rises. */
+export const NEIGHBOUR_DEPTH = 10;
+/**
+ * The most memories a model from AC_EMBEDDINGS_URL adds to a query: the most similar, above the similarity
+ * floor. The in-process model adds none (see SemanticIndex.findsAlone).
+ */
 export const SEMANTIC_MAX = 100;
 /** The weight of the similarity (-1..1) beside the lexical score (0..1, the query's best being 1). */
 export const BLEND = 1;
@@ -32,12 +41,18 @@ export const BLEND = 1;
 export const NEIGHBOUR_SHARE = 0.3;
 
 /** Whether a store's lexical search finds `memory` for `text`: a term of it held, or the key holding it. */
-export function lexicallyMatches(memory: Memory, text: string): boolean {
+export function lexicallyMatches(
+  memory: Memory,
+  text: string,
+  wanted: ReadonlySet<string> = new Set(queryTerms(text)),
+): boolean {
   if (keyTier(memory.key, text) > 0) return true;
-  const wanted = new Set(queryTerms(text));
   if (wanted.size === 0) return false;
+  // A stem keeps its word's first letter (Porter2 changes endings only): a word starting otherwise is skipped.
+  const initials = new Set([...wanted].map((term) => term[0]));
   for (const source of [memory.key, memory.value, metadataText(memory.metadata)]) {
     for (const word of words(source)) {
+      if (!initials.has(word[0])) continue;
       const term = termOf(word);
       if (term !== null && wanted.has(term)) return true;
     }
@@ -108,23 +123,28 @@ export async function rankedSearchPage(
       }
     }
   };
-  if (semantic) {
+  if (semantic?.index.findsAlone) {
     const { index, vector, minSimilarity } = semantic;
     await found(index.nearest(agentId, vector, minSimilarity, SEMANTIC_MAX).map(({ key }) => key));
   }
-  await found([...new Set([...candidates.keys()].flatMap(neighbourKeys))]);
-
-  const ranked = [...candidates.values()];
-  if (semantic) {
+  const withSimilarity = (list: Candidate[]) => {
+    if (!semantic) return;
     const { index, vector } = semantic;
-    const similarities = ranked.map((c) => index.similarity(agentId, c.memory, vector));
+    const similarities = list.map((c) => index.similarity(agentId, c.memory, vector));
     // A memory without a vector yet (a remote model's backlog) counts as of average similarity.
     const known = similarities.filter((s): s is number => s !== undefined);
     const average = known.length > 0 ? known.reduce((a, b) => a + b, 0) / known.length : 0;
-    ranked.forEach((c, i) => {
+    list.forEach((c, i) => {
       c.own += BLEND * (similarities[i] ?? average);
     });
-  }
+  };
+  withSimilarity([...candidates.values()]);
+  const top = [...candidates.values()].sort((a, b) => b.own - a.own).slice(0, NEIGHBOUR_DEPTH);
+  const before = new Set(candidates.keys());
+  await found([...new Set(top.flatMap((c) => neighbourKeys(c.memory.key)))]);
+  withSimilarity([...candidates.values()].filter((c) => !before.has(c.memory.key)));
+
+  const ranked = [...candidates.values()];
   for (const c of ranked) {
     let neighbour = 0;
     for (const key of neighbourKeys(c.memory.key)) {
@@ -140,8 +160,15 @@ export async function rankedSearchPage(
       (a.lexical ?? Number.MAX_SAFE_INTEGER) - (b.lexical ?? Number.MAX_SAFE_INTEGER) ||
       (a.memory.key < b.memory.key ? -1 : 1),
   );
+  // Memories found otherwise, counted besides the lexical matches (when the store gave every lexical match,
+  // none of the others holds a word of the query).
+  const everyMatch = lexical.hits.length >= lexical.total;
+  const wanted = new Set(queryTerms(query.text));
   const otherwise = ranked.filter(
-    (c) => c.lexical === undefined && !inTail.has(c.memory.key) && !lexicallyMatches(c.memory, query.text),
+    (c) =>
+      c.lexical === undefined &&
+      !inTail.has(c.memory.key) &&
+      (everyMatch || !lexicallyMatches(c.memory, query.text, wanted)),
   ).length;
   // A ranked page's cursor is an offset: positions are not used.
   const hits = [
