@@ -1,6 +1,6 @@
 /**
  * memory queries on PostgreSQL: the conditions as SQL, the unranked page in update order (keyset on
- * update_seq), the ranked page (key tier, then ts_rank over the search column, then recency) at an offset,
+ * update_seq), the ranked page (key tier, then a BM25-like score over the search column, then recency) at an offset,
  * and the total. One statement text per combination of conditions, each prepared once.
  */
 import { AppError } from '../../core/errors.js';
@@ -41,6 +41,27 @@ export function searchTermsOf(memory: Pick<Memory, 'key' | 'value' | 'metadata'>
  * swapping the operator makes it OR, as BM25 over the JSON store ranks.
  */
 const OR_QUERY = "(SELECT replace(plainto_tsquery('simple', $3)::text, '&', '|')::tsquery AS q) AS t";
+
+/**
+ * Each query term's weight, as BM25 weighs it (issue 31): ln(1 + (N - n + 0.5) / (n + 0.5)), n of the agent's
+ * N live memories holding it, so that a rare word counts more than one most memories hold (a speaker's name
+ * in every turn of a conversation). `terms` is the parameter holding the query's terms.
+ */
+const termWeights = (terms: string) =>
+  "SELECT to_tsquery('simple', term) AS q, " +
+  'ln(1 + (all_live.n - holding.n + 0.5) / (holding.n + 0.5)) AS idf ' +
+  `FROM unnest(${terms}::text[]) AS term, ` +
+  '(SELECT count(*)::float8 AS n FROM memories WHERE agent_id = $1 AND (expires_at IS NULL OR expires_at > $2)) AS all_live, ' +
+  "LATERAL (SELECT count(*)::float8 AS n FROM memories WHERE agent_id = $1 AND (expires_at IS NULL OR expires_at > $2) AND search @@ to_tsquery('simple', term)) AS holding";
+
+/**
+ * The ranked page's score, close to the JSON store's BM25+: per query term, its weight times ts_rank of the
+ * term alone (the key's terms weigh most, then the value's, then the metadata's; no length normalisation:
+ * dividing by the log of the length put long runbooks below their drafts), summed, times the number of the
+ * query's terms the memory holds. The weights are computed once per query (MATERIALIZED), not per row.
+ */
+const BM25_LIKE =
+  '(SELECT coalesce(sum(w.idf * ts_rank(search, w.q)), 0) * count(*) FILTER (WHERE search @@ w.q) FROM weights AS w)';
 
 function conditions(agentId: string, query: MemoryQuery): { where: string; values: unknown[] } {
   const values: unknown[] = [agentId, query.liveAt];
@@ -100,10 +121,12 @@ export function memoryQueryStatements(
       count,
     };
   }
+  const terms = param(queryTerms(query.text));
   return {
     page: {
       text:
-        `SELECT ${MEMORY_COLUMNS}, update_seq, ts_rank(search, t.q) AS score, ` +
+        `WITH weights AS MATERIALIZED (${termWeights(terms)}) ` +
+        `SELECT ${MEMORY_COLUMNS}, update_seq, ${BM25_LIKE} AS score, ` +
         'CASE WHEN lower(key) = $4 THEN 2 WHEN strpos(lower(key), $4) > 0 THEN 1 ELSE 0 END AS tier ' +
         `FROM ${from} WHERE ${where} ORDER BY tier DESC, score DESC, update_seq DESC ` +
         `LIMIT ${param(query.limit)} OFFSET ${param(query.offset ?? 0)}`,
