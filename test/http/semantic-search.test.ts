@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeEmbeddings, startFakeEmbeddings } from '../fakes/fake-embeddings.js';
+import { testDatabase } from '../helpers/postgres.js';
 import { ON_POSTGRES, startTestServer, type TestServer } from '../helpers/test-server.js';
 
 let fake: FakeEmbeddings;
@@ -143,24 +144,20 @@ describe('semantic search (REST)', () => {
       await again.close();
     }
   });
-  it.runIf(ON_POSTGRES)(
-    'on PostgreSQL, another instance finds a memory by meaning with the vector saved with it, embedding nothing',
-    async () => {
-      const dataDir = await mkdtemp(path.join(tmpdir(), 'ac-semantic-'));
-      const env = { AC_EMBEDDINGS_URL: fake.url, AC_EMBEDDINGS_MODEL: 'fake' };
-      // One after the other: the second finds the database the first made for the DATA_DIR.
-      const writer = await startTestServer({ dataDir, env });
-      const reader = await startTestServer({ dataDir, env });
-      try {
-        const key = await writer.register();
-        await store(key, 'glee', 'A joyful afternoon', {}, writer);
-        await embedded(writer);
-        expect(keys(await search(key, { query: 'happy' }, reader))).toEqual(['glee']);
-        await embedded(reader);
-        expect(fake.inputs.filter((text) => text === 'glee\nA joyful afternoon')).toHaveLength(1);
-      } finally {
-        await Promise.all([writer.close(), reader.close()]);
-      }
-    },
-  );
+  it('on PostgreSQL (whatever the run’s store), another instance finds a memory by meaning with the vector saved with it, embedding nothing', async () => {
+    const { url } = await testDatabase({ label: 'semantic' });
+    const env = { AC_EMBEDDINGS_URL: fake.url, AC_EMBEDDINGS_MODEL: 'fake', DATABASE_URL: url, DATA_DIR: '' };
+    const writer = await startTestServer({ env });
+    const reader = await startTestServer({ env });
+    try {
+      const key = await writer.register();
+      await store(key, 'glee', 'A joyful afternoon', {}, writer);
+      await embedded(writer);
+      expect(keys(await search(key, { query: 'happy' }, reader))).toEqual(['glee']);
+      await embedded(reader);
+      expect(fake.inputs.filter((text) => text === 'glee\nA joyful afternoon')).toHaveLength(1);
+    } finally {
+      await Promise.all([writer.close(), reader.close()]);
+    }
+  });
 });
