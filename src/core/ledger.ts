@@ -6,6 +6,7 @@
  * if anything fails, nothing is written and nothing is charged.
  */
 import { randomUUID } from 'node:crypto';
+import type { ChargeClaim, ChargeRefusal, ChargeRequest } from './charge-port.js';
 import type { Clock } from './clock.js';
 import { AppError } from './errors.js';
 import type { Limits } from './limits.js';
@@ -38,6 +39,8 @@ export interface Recorder {
   (tx: StoreTx, body: JsonObject): Promise<void>;
   readonly idempotencyKey?: string;
   readonly client?: string;
+  /** The claim on the key, for a store that finishes it in the charging statement (charge-port.ts). */
+  readonly claim?: ChargeClaim;
 }
 
 /** `record` (if any) with the spending client added to what its ledger entry says. */
@@ -48,6 +51,7 @@ export function recorderFor(record: Recorder | undefined, client: string | undef
   };
   return Object.assign(write, {
     ...(record?.idempotencyKey === undefined ? {} : { idempotencyKey: record.idempotencyKey }),
+    ...(record?.claim === undefined ? {} : { claim: record.claim }),
     client,
   });
 }
@@ -84,9 +88,12 @@ export function insufficientCredits(required: number, balance: number): AppError
 /** The agent's account; `unauthorized` when it is gone (its key was valid when the request began). */
 export async function loadAccount(reader: StoreReader, agentId: string): Promise<Account> {
   const account = await reader.getAccount(agentId);
-  if (!account)
-    throw new AppError('unauthorized', 'This API key no longer belongs to an account; register again.');
+  if (!account) throw noAccount();
   return account;
+}
+
+function noAccount(): AppError {
+  return new AppError('unauthorized', 'This API key no longer belongs to an account; register again.');
 }
 
 /** Midnight UTC at the start of `now`'s day, and the next one. */
@@ -123,17 +130,19 @@ export function createLedger(
     if (!isUnlimited(account) && available < cents) throw insufficientCredits(cents, Math.max(0, available));
     const limit = dailyLimitOf(account);
     if (limit === undefined || spentSoFar === undefined) return;
-    const day = utcDay(clock.now());
     const spent = spentSoFar + held;
-    if (spent + cents > limit) {
-      throw new AppError(
-        'daily_limit_reached',
-        `This operation costs ${cents} cents and this agent has spent ${spent} of the ${limit} cents it may ` +
-          `spend per day; nothing was charged. The limit resets at ${day.next}; free operations ` +
-          '(delete, cached data, account) still work.',
-        { required_cents: cents, daily_limit_cents: limit, spent_today_cents: spent, resets_at: day.next },
-      );
-    }
+    if (spent + cents > limit) throw dailyLimitReached(cents, spent, limit);
+  }
+
+  function dailyLimitReached(cents: number, spent: number, limit: number): AppError {
+    const day = utcDay(clock.now());
+    return new AppError(
+      'daily_limit_reached',
+      `This operation costs ${cents} cents and this agent has spent ${spent} of the ${limit} cents it may ` +
+        `spend per day; nothing was charged. The limit resets at ${day.next}; free operations ` +
+        '(delete, cached data, account) still work.',
+      { required_cents: cents, daily_limit_cents: limit, spent_today_cents: spent, resets_at: day.next },
+    );
   }
 
   async function assertCanSpend(reader: StoreReader, account: Account, cents: number) {
@@ -219,7 +228,68 @@ export function createLedger(
     });
   }
 
-  return { dailyLimitOf, spentToday, checkCanSpend, credit, debit, changePlan, runCharged };
+  /**
+   * Whether `store` runs charged operations as one statement each (charge-port.ts) for a request with
+   * `record`: a recorder that writes the response itself (an idempotency key without a claim) needs the
+   * transaction.
+   */
+  function inOneStatement(record: Recorder | undefined): boolean {
+    return (
+      store.charges !== undefined && (record?.idempotencyKey === undefined || record.claim !== undefined)
+    );
+  }
+
+  /** The request of a charge that `store.charges` makes, now. */
+  function chargeRequest(agentId: string, charge: Charge, record?: Recorder): ChargeRequest {
+    const now = clock.now();
+    return {
+      agentId,
+      at: now.toISOString(),
+      cents: charge.cents,
+      operation: charge.operation,
+      entryId: `txn_${randomUUID()}`,
+      ref: charge.ref ?? {},
+      ...(record?.client === undefined ? {} : { client: record.client }),
+      daily: {
+        ...(limits.dailySpendCents === undefined ? {} : { payAsYouGo: limits.dailySpendCents }),
+        ...(limits.unlimitedDailySpendCents === undefined
+          ? {}
+          : { unlimited: limits.unlimitedDailySpendCents }),
+        since: utcDay(now).start,
+      },
+      ...(record?.claim === undefined ? {} : { claim: record.claim }),
+    };
+  }
+
+  /**
+   * The error of a refusal every charged operation may meet: what `runCharged` throws in the same case. Others
+   * are the operation's own (its caller maps them first).
+   */
+  function refusalError(refusal: ChargeRefusal, cents: number): AppError {
+    switch (refusal.refused) {
+      case 'unauthorized':
+        return noAccount();
+      case 'insufficient_credits':
+        return insufficientCredits(cents, Math.max(0, refusal.balanceCents));
+      case 'daily_limit_reached':
+        return dailyLimitReached(cents, refusal.spentCents, refusal.limitCents);
+      default:
+        return new AppError('internal', `The store refused a charge unexpectedly (${refusal.refused}).`);
+    }
+  }
+
+  return {
+    dailyLimitOf,
+    spentToday,
+    checkCanSpend,
+    credit,
+    debit,
+    changePlan,
+    runCharged,
+    inOneStatement,
+    chargeRequest,
+    refusalError,
+  };
 }
 
 export type Ledger = ReturnType<typeof createLedger>;

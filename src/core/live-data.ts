@@ -23,9 +23,18 @@
  * - With an idempotency key, the response is recorded in the debit's transaction (free answers in a
  *   transaction of their own, with the debit of the cached price when it is not 0).
  */
+
+import type { ChargeStatements } from './charge-port.js';
 import type { Clock } from './clock.js';
 import { AppError } from './errors.js';
-import { type ChargeContext, type Ledger, type LedgerRef, loadAccount } from './ledger.js';
+import {
+  type Charge,
+  type ChargeContext,
+  type Ledger,
+  type LedgerRef,
+  loadAccount,
+  type Recorder,
+} from './ledger.js';
 import {
   answerView,
   CACHED_ONLY,
@@ -36,7 +45,7 @@ import {
   servedFromCache,
 } from './live-answer.js';
 import type { CachedLiveResult, LiveCache, LiveDataSource } from './live-port.js';
-import type { QueryType } from './model.js';
+import type { JsonObject, QueryType } from './model.js';
 import type { Input, Output } from './schemas.js';
 import type { StorePort } from './store-port.js';
 
@@ -100,13 +109,29 @@ export function createLiveData(
       const account = await store.read((reader) => reader.getAccount(agentId));
       return view(type, result, served, account?.balanceCents ?? 0);
     }
+    const charge = { cents: served.cost, operation: price.operation, ref };
+    if (ledger.inOneStatement(record)) {
+      return chargeInOneStatement(agentId, charge, record, view(type, result, served, 0));
+    }
     return store.transact(async (tx) => {
-      const charge = { cents: served.cost, operation: price.operation, ref };
       const account = await ledger.debit(tx, await loadAccount(tx, agentId), charge, record);
       const response = view(type, result, served, account.balanceCents);
       if (record) await record(tx, response);
       return response;
     });
+  }
+
+  /** A debit (and idempotency record) as one statement (charge-port.ts): `answer` with the balance after it. */
+  async function chargeInOneStatement(
+    agentId: string,
+    charge: Charge,
+    record: Recorder | undefined,
+    answer: DataOutput,
+  ): Promise<DataOutput> {
+    const charges = store.charges as ChargeStatements;
+    const outcome = await charges.charge(ledger.chargeRequest(agentId, charge, record), answer as JsonObject);
+    if (outcome.refused !== undefined) throw ledger.refusalError(outcome, charge.cents);
+    return { ...answer, credit_balance_cents: outcome.balanceCents };
   }
 
   const fromCache = (cached: CachedLiveResult | undefined, cacheMinutes: number, cachedPrice: number) =>
@@ -127,17 +152,15 @@ export function createLiveData(
       const fresh = await source.fetch(input.query_type, query);
       const result: CachedLiveResult = { ...fresh, fetchedAt: clock.now().toISOString() };
       const charge = { cents: price, operation: declared.operation, ref };
-      const response = await store.transact(async (tx) => {
-        const account = await ledger.debit(tx, await loadAccount(tx, agentId), charge, record);
-        const body = view(
-          input.query_type,
-          result,
-          { fromCache: false, cost: price, state: 'fresh' },
-          account.balanceCents,
-        );
-        if (record) await record(tx, body);
-        return body;
-      });
+      const served: Served = { fromCache: false, cost: price, state: 'fresh' };
+      const response = ledger.inOneStatement(record)
+        ? await chargeInOneStatement(agentId, charge, record, view(input.query_type, result, served, 0))
+        : await store.transact(async (tx) => {
+            const account = await ledger.debit(tx, await loadAccount(tx, agentId), charge, record);
+            const body = view(input.query_type, result, served, account.balanceCents);
+            if (record) await record(tx, body);
+            return body;
+          });
       await cache.set(key, result);
       return { result, response };
     } finally {

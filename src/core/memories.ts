@@ -1,22 +1,24 @@
 /**
  * Named text memories per agent: store or update, retrieve, delete, list and search (history and restore are
  * in memory-history.ts, the write rules in memory-rules.ts). Each paid call goes through the ledger's
- * `runCharged`, so the memory change, its debit and its idempotency record are one transaction. The price and
- * the ledger name come from the operation's table entry (`ChargeContext`).
+ * `runCharged`, so the memory change, its debit and its idempotency record are one transaction; on a store
+ * that runs charged operations as one statement each (PostgreSQL), through memory-statements.ts instead, to
+ * the same effect. The price and the ledger name come from the operation's table entry (`ChargeContext`).
  */
 import type { Clock } from './clock.js';
 import type { ChargeContext, Ledger } from './ledger.js';
 import type { Limits } from './limits.js';
+import { batchAnswer, retrieveAnswer } from './memory-answers.js';
 import { createMemoryHistory } from './memory-history.js';
 import { checkCondition, embedAfter, expiryOf, memoryNotFound, storedAnswer } from './memory-rules.js';
 import { searchAnswer, toMemoryQuery } from './memory-search.js';
-import { toMemoryView } from './memory-views.js';
+import { createMemoryStatements } from './memory-statements.js';
 import { createMemoryWrites, live } from './memory-writes.js';
 import type { Memory } from './model.js';
 import type { Input, Output } from './schemas.js';
 import type { SemanticIndex } from './semantic-index.js';
 import { catchUp, rankedSearchPage } from './semantic-search.js';
-import type { StorePort, StoreTx } from './store-port.js';
+import type { MemoryPage, StorePort, StoreReader, StoreTx } from './store-port.js';
 
 export function createMemories(
   store: StorePort,
@@ -26,6 +28,7 @@ export function createMemories(
   semantic?: SemanticIndex,
 ) {
   const { writeMemory } = createMemoryWrites(limits);
+  const statements = store.charges && createMemoryStatements(store.charges, ledger, limits);
 
   /** One memory_store input, inside the charging transaction. */
   async function storeOne(tx: StoreTx, agentId: string, input: Input<'StoreInput'>, at: Date) {
@@ -42,12 +45,20 @@ export function createMemories(
     return { memory, created: !existing };
   }
 
-  function storeMemory(
+  async function storeMemory(
     agentId: string,
     input: Input<'StoreInput'>,
     { charge: price, record }: ChargeContext,
   ): Promise<Output<'StoreOutput'>> {
     const charge = { cents: price.cents, operation: price.operation, ref: { memoryKey: input.memory_key } };
+    if (statements && ledger.inOneStatement(record)) {
+      const done = await statements.storeItems(agentId, [input], charge, record);
+      if (done) {
+        const [result] = done.results as [{ memory: Memory; created: boolean }];
+        semantic?.written(agentId, [result.memory]);
+        return storedAnswer(result.memory, result.created, charge.cents, done.balanceCents);
+      }
+    }
     let written: Memory[] = [];
     return ledger
       .runCharged(
@@ -68,12 +79,22 @@ export function createMemories(
    * Up to BATCH_MAX stores in one transaction and one charge (the price per memory times their number): all
    * are stored, or none (the first that fails, a condition, the quota or the balance, fails the batch, free).
    */
-  function storeBatch(
+  async function storeBatch(
     agentId: string,
     input: Input<'StoreBatchInput'>,
     { charge: price, record }: ChargeContext,
   ): Promise<Output<'StoreBatchOutput'>> {
     const charge = { cents: price.cents * input.memories.length, operation: price.operation };
+    if (statements && ledger.inOneStatement(record)) {
+      const done = await statements.storeItems(agentId, input.memories, charge, record);
+      if (done) {
+        semantic?.written(
+          agentId,
+          done.results.map((result) => result.memory),
+        );
+        return batchAnswer(done.results, charge.cents, done.balanceCents);
+      }
+    }
     let written: Memory[] = [];
     return ledger
       .runCharged(
@@ -86,24 +107,22 @@ export function createMemories(
           written = results.map((result) => result.memory);
           return results;
         },
-        (results, account) => ({
-          success: true as const,
-          results: results.map((r) => ({ memory: toMemoryView(r.memory), created: r.created })),
-          count: results.length,
-          cost_cents: charge.cents,
-          credit_balance_cents: account.balanceCents,
-        }),
+        (results, account) => batchAnswer(results, charge.cents, account.balanceCents),
         record,
       )
       .then(embedAfter(semantic, agentId, () => written));
   }
 
-  function retrieveMemory(
+  async function retrieveMemory(
     agentId: string,
     input: Input<'RetrieveInput'>,
     { charge: price, record }: ChargeContext,
   ): Promise<Output<'RetrieveOutput'>> {
     const charge = { cents: price.cents, operation: price.operation, ref: { memoryKey: input.memory_key } };
+    if (statements && ledger.inOneStatement(record)) {
+      const done = await statements.retrieve(agentId, input, charge, record);
+      return retrieveAnswer(done.memory, charge.cents, done.balanceCents);
+    }
     return ledger.runCharged(
       agentId,
       charge,
@@ -119,12 +138,7 @@ export function createMemories(
         }
         return { ...memory, expiresAt };
       },
-      (memory, account) => ({
-        success: true,
-        memory: toMemoryView(memory),
-        cost_cents: charge.cents,
-        credit_balance_cents: account.balanceCents,
-      }),
+      (memory, account) => retrieveAnswer(memory, charge.cents, account.balanceCents),
       record,
     );
   }
@@ -182,26 +196,32 @@ export function createMemories(
       await semantic.sync(agentId).catch((err: unknown) => semantic.reportError(err));
       if (semantic.needsCatchUp(agentId)) catchUp(store, agentId, semantic, clock.now().toISOString());
     }
+    const page = (reader: StoreReader) =>
+      query.text === undefined
+        ? reader.queryMemories(agentId, query)
+        : rankedSearchPage(
+            reader,
+            agentId,
+            { ...query, text: query.text },
+            semantic && vector
+              ? { index: semantic, vector, minSimilarity: limits.semanticMinSimilarity }
+              : undefined,
+          );
+    const answer = (found: MemoryPage, balanceCents: number) => ({
+      success: true as const,
+      ...searchAnswer(input, query, found),
+      cost_cents: charge.cents,
+      credit_balance_cents: balanceCents,
+    });
+    // One statement: the page read first, then its charge (nothing a search reads can refuse it).
+    if (statements && ledger.inOneStatement(record)) {
+      return statements.chargeFor(agentId, charge, record, answer(await store.read(page), 0));
+    }
     return ledger.runCharged(
       agentId,
       charge,
-      (tx) =>
-        query.text === undefined
-          ? tx.queryMemories(agentId, query)
-          : rankedSearchPage(
-              tx,
-              agentId,
-              { ...query, text: query.text },
-              semantic && vector
-                ? { index: semantic, vector, minSimilarity: limits.semanticMinSimilarity }
-                : undefined,
-            ),
-      (page, account) => ({
-        success: true,
-        ...searchAnswer(input, query, page),
-        cost_cents: charge.cents,
-        credit_balance_cents: account.balanceCents,
-      }),
+      page,
+      (found, account) => answer(found, account.balanceCents),
       record,
     );
   }
@@ -220,7 +240,7 @@ export function createMemories(
     deleteMemory,
     searchMemories,
     listMemoryIndex,
-    ...createMemoryHistory(ledger, clock, limits, semantic),
+    ...createMemoryHistory(ledger, clock, limits, semantic, statements),
   };
 }
 

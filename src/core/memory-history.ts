@@ -4,28 +4,43 @@
  * kept for AC_MEMORY_HISTORY_RETENTION after the key's last change once it has no live memory.
  */
 import type { Clock } from './clock.js';
-import { describeDuration } from './duration.js';
-import { AppError } from './errors.js';
 import type { ChargeContext, Ledger } from './ledger.js';
 import type { Limits } from './limits.js';
-import { checkCondition, embedAfter, memoryNotFound, storedAnswer } from './memory-rules.js';
-import { toVersionView } from './memory-views.js';
+import { deleteNotRestorable, historyAnswer, restoreAnswer, versionNotInHistory } from './memory-answers.js';
+import { checkCondition, embedAfter, memoryNotFound } from './memory-rules.js';
+import type { MemoryStatements } from './memory-statements.js';
 import { createMemoryWrites, live } from './memory-writes.js';
 import type { Memory } from './model.js';
 import type { Input, Output } from './schemas.js';
 import type { SemanticIndex } from './semantic-index.js';
 import type { StoreTx } from './store-port.js';
 
-export function createMemoryHistory(ledger: Ledger, clock: Clock, limits: Limits, semantic?: SemanticIndex) {
+export function createMemoryHistory(
+  ledger: Ledger,
+  clock: Clock,
+  limits: Limits,
+  semantic?: SemanticIndex,
+  statements?: MemoryStatements,
+) {
   const keep = limits.memoryHistoryVersions;
   const { historyOf, writeMemory } = createMemoryWrites(limits);
 
-  function memoryHistory(
+  async function memoryHistory(
     agentId: string,
     input: Input<'HistoryInput'>,
     { charge: price, record }: ChargeContext,
   ): Promise<Output<'HistoryOutput'>> {
     const charge = { cents: price.cents, operation: price.operation, ref: { memoryKey: input.memory_key } };
+    if (statements && ledger.inOneStatement(record)) {
+      const done = await statements.history(agentId, input, charge, record);
+      return historyAnswer(
+        input.memory_key,
+        done.currentVersion,
+        done.versions,
+        charge.cents,
+        done.balanceCents,
+      );
+    }
     return ledger.runCharged(
       agentId,
       charge,
@@ -36,24 +51,29 @@ export function createMemoryHistory(ledger: Ledger, clock: Clock, limits: Limits
         if (!existing && versions.length === 0) throw memoryNotFound(input.memory_key);
         return { existing, versions };
       },
-      ({ existing, versions }, account) => ({
-        success: true,
-        memory_key: input.memory_key,
-        current_version: existing?.version ?? null,
-        versions: versions.map(toVersionView),
-        cost_cents: charge.cents,
-        credit_balance_cents: account.balanceCents,
-      }),
+      ({ existing, versions }, account) =>
+        historyAnswer(
+          input.memory_key,
+          existing?.version ?? null,
+          versions,
+          charge.cents,
+          account.balanceCents,
+        ),
       record,
     );
   }
 
-  function restoreMemory(
+  async function restoreMemory(
     agentId: string,
     input: Input<'RestoreInput'>,
     { charge: price, record }: ChargeContext,
   ): Promise<Output<'RestoreOutput'>> {
     const charge = { cents: price.cents, operation: price.operation, ref: { memoryKey: input.memory_key } };
+    if (statements && ledger.inOneStatement(record)) {
+      const done = await statements.restore(agentId, input, charge, record);
+      semantic?.written(agentId, [done.memory]);
+      return restoreAnswer(done.memory, done.created, input.version, charge.cents, done.balanceCents);
+    }
     const work = async (tx: StoreTx) => {
       const at = clock.now();
       const existing = live(await tx.getMemory(agentId, input.memory_key), at.toISOString());
@@ -61,22 +81,15 @@ export function createMemoryHistory(ledger: Ledger, clock: Clock, limits: Limits
       const versions = await historyOf(tx, agentId, input.memory_key, existing, at, keep);
       const entry = versions.find((v) => v.version === input.version);
       if (!entry) {
-        throw new AppError(
-          'not_found',
-          `Version ${input.version} of memory_key ${JSON.stringify(input.memory_key)} is not in its history ` +
-            `(the last ${keep} versions are kept; a deleted key's for ` +
-            `${describeDuration(limits.memoryHistoryRetentionSeconds)} after its last change); nothing was charged. ` +
-            'List them with memory_history.',
-          { memory_key: input.memory_key, version: input.version },
+        throw versionNotInHistory(
+          input.memory_key,
+          input.version,
+          keep,
+          limits.memoryHistoryRetentionSeconds,
         );
       }
       if (entry.deleted || entry.value === undefined || entry.type === undefined) {
-        throw new AppError(
-          'invalid_input',
-          `Version ${input.version} of ${JSON.stringify(input.memory_key)} is its delete, which has no content; ` +
-            'restore a version before it. Nothing was charged.',
-          { field: 'version' },
-        );
+        throw deleteNotRestorable(input.memory_key, input.version);
       }
       const content = {
         value: entry.value,
@@ -99,10 +112,8 @@ export function createMemoryHistory(ledger: Ledger, clock: Clock, limits: Limits
         agentId,
         charge,
         work,
-        (result, account) => ({
-          ...storedAnswer(result.memory, result.created, charge.cents, account.balanceCents),
-          restored_from: input.version,
-        }),
+        (result, account) =>
+          restoreAnswer(result.memory, result.created, input.version, charge.cents, account.balanceCents),
         record,
       )
       .then(embedAfter(semantic, agentId, () => written));

@@ -4,9 +4,10 @@
  * memories (created, updated, unchanged, skipped by the policy, expired), then writes the plan in one
  * transaction charged per memory written, or refuses the whole of it; a dry run answers the plan, free.
  */
+import type { ChargeStatements, ImportItem, WriteRules } from './charge-port.js';
 import type { Clock } from './clock.js';
 import { AppError } from './errors.js';
-import type { ChargeContext, Ledger } from './ledger.js';
+import type { ChargeContext, Ledger, Recorder } from './ledger.js';
 import type { Limits } from './limits.js';
 import { pagesByKey } from './memory-pages.js';
 import { expiryOf } from './memory-rules.js';
@@ -19,6 +20,14 @@ import type { StorePort, StoreReader, StoreTx } from './store-port.js';
 
 /** Memories read per page of an export. */
 const EXPORT_PAGE = 500;
+/** Plans an import makes before it leaves a busy agent's memories to the transaction path. */
+const IMPORT_PLANS = 3;
+
+const WRITE_RULES = (limits: Limits): WriteRules => ({
+  quota: limits.memoriesPerAgent,
+  keep: limits.memoryHistoryVersions,
+  retentionSeconds: limits.memoryHistoryRetentionSeconds,
+});
 
 type Line = Input<'ImportInput'>['ndjson'][number];
 type Outcome = 'created' | 'updated' | 'unchanged' | 'skipped' | 'expired';
@@ -106,16 +115,18 @@ export function createMemoryTransfer(
     const created = steps.filter((step) => step.outcome === 'created').length;
     if (created > 0) {
       const held = await reader.countMemories(agentId, now);
-      if (held + created > limits.memoriesPerAgent) {
-        throw new AppError(
-          'quota_exceeded',
-          `The import would create ${created} memories; this agent holds ${held} of the ${limits.memoriesPerAgent} ` +
-            'allowed. Nothing was imported or charged: delete memories you no longer need, or import fewer.',
-          { memories_limit: limits.memoriesPerAgent },
-        );
-      }
+      if (held + created > limits.memoriesPerAgent) throw importQuotaExceeded(created, held);
     }
     return steps;
+  }
+
+  function importQuotaExceeded(created: number, held: number): AppError {
+    return new AppError(
+      'quota_exceeded',
+      `The import would create ${created} memories; this agent holds ${held} of the ${limits.memoriesPerAgent} ` +
+        'allowed. Nothing was imported or charged: delete memories you no longer need, or import fewer.',
+      { memories_limit: limits.memoriesPerAgent },
+    );
   }
 
   function counts(steps: { outcome: Outcome }[]) {
@@ -151,6 +162,10 @@ export function createMemoryTransfer(
         credit_balance_cents: account?.balanceCents ?? 0,
       };
     }
+    if (store.charges && ledger.inOneStatement(record)) {
+      const done = await importInOneStatement(store.charges, agentId, input, price, record);
+      if (done) return done;
+    }
     let written: Memory[] = [];
     const answer = await ledger.runCharged(
       agentId,
@@ -183,6 +198,55 @@ export function createMemoryTransfer(
     );
     semantic?.written(agentId, written);
     return answer;
+  }
+
+  /**
+   * The import as one statement (charge-port.ts): planned on a read, written by the statement if no planned
+   * memory changed since (else planned again, a few times, then undefined: the transaction path takes it).
+   */
+  async function importInOneStatement(
+    charges: ChargeStatements,
+    agentId: string,
+    input: Input<'ImportInput'>,
+    price: ChargeContext['charge'],
+    record: Recorder | undefined,
+  ): Promise<Output<'ImportOutput'> | undefined> {
+    for (let attempt = 0; attempt < IMPORT_PLANS; attempt++) {
+      const request = ledger.chargeRequest(agentId, { cents: 0, operation: price.operation }, record);
+      const at = new Date(request.at);
+      const steps = await store.read((reader) => plan(reader, agentId, input, at));
+      const cents =
+        price.cents * steps.filter((s) => s.outcome === 'created' || s.outcome === 'updated').length;
+      const answer = {
+        success: true as const,
+        dry_run: false,
+        policy: input.policy,
+        ...counts(steps),
+        price_cents: cents,
+        cost_cents: cents,
+        credit_balance_cents: 0,
+      };
+      const items: ImportItem[] = steps
+        .filter((step) => step.outcome === 'created' || step.outcome === 'updated')
+        .map(({ line, existing, content }) => ({
+          key: line.memory_key,
+          ...content,
+          plannedVersion: existing?.version ?? null,
+          kept: {
+            ...(line.created_at === undefined ? {} : { createdAt: iso(line.created_at) }),
+            ...(line.updated_at === undefined ? {} : { updatedAt: iso(line.updated_at) }),
+            ...(line.version === undefined ? {} : { version: line.version }),
+          },
+        }));
+      const outcome = await charges.importMemories({ ...request, cents }, items, WRITE_RULES(limits), answer);
+      if (outcome.refused === 'stale') continue;
+      if (outcome.refused === 'import_quota_exceeded')
+        throw importQuotaExceeded(outcome.created, outcome.held);
+      if (outcome.refused !== undefined) throw ledger.refusalError(outcome, cents);
+      semantic?.written(agentId, outcome.written);
+      return { ...answer, credit_balance_cents: outcome.balanceCents };
+    }
+    return undefined;
   }
 
   return { exportMemories, importMemories };

@@ -2,8 +2,8 @@
  * How a memory is written, whatever writes it (store, batch, restore, import): the quota, the next version
  * (never reused while any trace of the key is kept) and the history entry beside the memory.
  */
-import { AppError } from './errors.js';
 import type { Limits } from './limits.js';
+import { quotaExceeded } from './memory-answers.js';
 import { isLive, type Memory, type MemoryVersion } from './model.js';
 import type { StoreTx } from './store-port.js';
 
@@ -83,12 +83,7 @@ export function createMemoryWrites(limits: Limits) {
   ): Promise<Memory> {
     const now = at.toISOString();
     if (!existing && (await tx.countMemories(agentId, now)) >= limits.memoriesPerAgent) {
-      throw new AppError(
-        'quota_exceeded',
-        `This agent already holds ${limits.memoriesPerAgent} memories, the most allowed; nothing was charged. ` +
-          'Delete memories you no longer need, or update an existing key.',
-        { memories_limit: limits.memoriesPerAgent },
-      );
+      throw quotaExceeded(limits.memoriesPerAgent);
     }
     const next = await nextVersion(tx, agentId, key, existing, at);
     const memory: Memory = {

@@ -2,6 +2,7 @@
  * The persistence port. The core sees only this; adapters (JSON file now, PostgreSQL later) implement it.
  * Methods are asynchronous so that a database adapter fits the same shape.
  */
+import type { ChargeStatements } from './charge-port.js';
 import type {
   Account,
   CacheState,
@@ -231,6 +232,11 @@ export interface StoreStats {
 }
 
 export interface StorePort extends StoreReports {
+  /**
+   * Charged operations as one statement each, where the store can (a database: charge-port.ts); absent, the
+   * core runs them as transactions (`transact`).
+   */
+  readonly charges?: ChargeStatements;
   /**
    * Runs `work` as one atomic, isolated step: no other transaction interleaves with it, and its writes are
    * durable before the returned promise resolves. If `work` throws, nothing it wrote is kept.

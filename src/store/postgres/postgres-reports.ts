@@ -1,21 +1,17 @@
 /**
- * StoreReports on PostgreSQL: the usage endpoint's and the operator's reads, single statements on the pool
+ * StoreReports on PostgreSQL: the usage endpoint's and the operator's reads, single named statements
  * (committed state, no transaction). Days are UTC, read as text so that no time zone moves them.
  */
 import { type CacheState, CREDIT_KINDS } from '../../core/model.js';
 import type { AccountPage, LedgerPage, StoreReports } from '../../core/store-port.js';
 import { ACCOUNT_COLUMNS, int, LEDGER_COLUMNS, toAccount, toLedgerEntry } from './postgres-rows.js';
-import { preparing, type Queryable, type Statements } from './prepared.js';
+import type { Statements } from './prepared.js';
 
 /** The ledger operations that are not charges, as an SQL list. */
 const CREDIT_OPERATIONS = `(${CREDIT_KINDS.map((kind) => `'${kind}'`).join(', ')})`;
 
 export class PostgresReports implements StoreReports {
-  private readonly db: Statements;
-
-  constructor(db: Queryable) {
-    this.db = preparing(db);
-  }
+  constructor(private readonly db: Statements) {}
 
   async ledgerPage(agentId: string, page: { limit: number; before?: number }): Promise<LedgerPage> {
     const { rows } = await this.db.query(

@@ -30,12 +30,14 @@ import type {
   StoreStats,
   StoreTx,
 } from '../../core/store-port.js';
+import { PostgresCharges } from './postgres-charges.js';
 import { isUnreachable, unavailable } from './postgres-errors.js';
 import { PostgresReader } from './postgres-reader.js';
 import { PostgresReports } from './postgres-reports.js';
 import { toIdempotencyRecord } from './postgres-rows.js';
 import { PostgresTx } from './postgres-tx.js';
-import { preparing, type Statements } from './prepared.js';
+import type { Statements } from './prepared.js';
+import { StatementChannel } from './statement-channel.js';
 import { TxPipeline } from './tx-pipeline.js';
 
 /** SQLSTATEs after which a transaction's work is run again. */
@@ -55,8 +57,12 @@ export interface PostgresStoreOptions {
 export class PostgresStore implements StorePort {
   private readonly pool: pg.Pool;
   private readonly reports: PostgresReports;
-  /** Reads outside a transaction: single statements on the pool. */
+  /** Single statements, each its own transaction: reads, charges, what shares the database. */
+  private readonly channel: StatementChannel;
+  /** Reads outside a transaction, named, on the channel. */
   private readonly statements: Statements;
+  /** Charged operations as one statement each (migration 0009). */
+  readonly charges: PostgresCharges;
   private closed = false;
 
   constructor(options: PostgresStoreOptions) {
@@ -72,8 +78,20 @@ export class PostgresStore implements StorePort {
     });
     // An idle connection that dies (the database restarted) must not take the process with it.
     this.pool.on('error', () => undefined);
-    this.reports = new PostgresReports(this.pool);
-    this.statements = preparing(this.pool);
+    this.channel = new StatementChannel({
+      connectionString: options.connectionString,
+      size: options.poolMax ?? 10,
+      statementTimeoutMs: options.statementTimeoutMs ?? 5000,
+      connectTimeoutMs: options.statementTimeoutMs ?? 5000,
+    });
+    this.statements = { query: (text, values) => this.channel.query(text, values) };
+    this.reports = new PostgresReports(this.statements);
+    this.charges = new PostgresCharges({
+      query: (text, values, affinity) => {
+        this.assertOpen();
+        return this.channel.query(text, values, affinity === undefined ? {} : { affinity });
+      },
+    });
   }
 
   /**
@@ -81,7 +99,11 @@ export class PostgresStore implements StorePort {
    * statements through `query`. The store owns the pool and ends it on close.
    */
   get queryable(): Pick<pg.Pool, 'query'> {
-    return this.pool;
+    const channel = this.channel;
+    return {
+      query: ((text: string, values?: unknown[]) =>
+        channel.query(text, values ?? [], { named: false })) as pg.Pool['query'],
+    };
   }
 
   /** The pool's connections, for work that needs one connection for a while (the background sweep). */
@@ -155,8 +177,17 @@ export class PostgresStore implements StorePort {
   }
 
   stats(): StoreStats {
+    // The transactions' pool and the statements' channel together (a channel connection is idle when it
+    // carries nothing).
     const { totalCount, idleCount, waitingCount } = this.pool;
-    return { pool: { total: totalCount, idle: idleCount, waiting: waitingCount } };
+    const channel = this.channel.stats();
+    return {
+      pool: {
+        total: totalCount + channel.open,
+        idle: idleCount + Math.max(0, channel.open - channel.inFlight),
+        waiting: waitingCount,
+      },
+    };
   }
 
   claimIdempotency(request: IdempotencyClaimRequest): Promise<IdempotencyClaim> {
@@ -169,7 +200,7 @@ export class PostgresStore implements StorePort {
     const leaseUntil = new Date(Date.parse(request.now) + request.leaseMs).toISOString();
     // Take the key when it is free, when its claim's lease has run out, or when its record is past the
     // retention; otherwise leave the row as it is and say what holds it.
-    const { rows } = await this.pool.query(
+    const { rows } = await this.statements.query(
       'INSERT INTO idempotency AS i (agent_id, key, fingerprint, operation, state, claim_token, lease_until, ' +
         "created_at) VALUES ($1, $2, $3, $4, 'running', $5, $6, $7) ON CONFLICT (agent_id, key) DO UPDATE SET " +
         "fingerprint = $3, operation = $4, state = 'running', claim_token = $5, lease_until = $6, " +
@@ -188,7 +219,7 @@ export class PostgresStore implements StorePort {
       ],
     );
     if (rows[0]?.claim_token === token) return { state: 'claimed', token };
-    const held = await this.pool.query('SELECT * FROM idempotency WHERE agent_id = $1 AND key = $2', [
+    const held = await this.statements.query('SELECT * FROM idempotency WHERE agent_id = $1 AND key = $2', [
       request.agentId,
       request.key,
     ]);
@@ -201,7 +232,7 @@ export class PostgresStore implements StorePort {
   async releaseIdempotency(agentId: string, key: string, token: string): Promise<void> {
     // A release that cannot reach the database leaves the claim to its lease, and must not turn the
     // request's own outcome into an error.
-    await this.pool
+    await this.statements
       .query(
         "DELETE FROM idempotency WHERE agent_id = $1 AND key = $2 AND state = 'running' AND claim_token = $3",
         [agentId, key, token],
@@ -214,7 +245,7 @@ export class PostgresStore implements StorePort {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.pool.end();
+    await Promise.all([this.channel.close(), this.pool.end()]);
   }
 
   /** `ok` when the database answers a trivial query within HEALTH_TIMEOUT_MS, else `unreachable`. */
@@ -224,7 +255,7 @@ export class PostgresStore implements StorePort {
     const timeout = new Promise<'unreachable'>((resolve) => {
       timer = setTimeout(() => resolve('unreachable'), HEALTH_TIMEOUT_MS);
     });
-    const probe = this.pool.query('SELECT 1').then(
+    const probe = this.channel.query('SELECT 1').then(
       () => 'ok' as const,
       () => 'unreachable' as const,
     );
