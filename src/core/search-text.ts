@@ -201,22 +201,66 @@ export function snippetOf(value: string, terms: readonly string[]): string | nul
   return `${from > 0 ? '…' : ''}${spaced.trim()}${to < value.length ? '…' : ''}`;
 }
 
-const TRAILING_NUMBER = /^(.*?)(\d{1,9})$/s;
+/** The most digits of a key's trailing number that count (the rest belong to its stem). */
+const NUMBER_DIGITS = 9;
 
 /**
  * The keys next to `key` in a numbered series: the same key with its trailing number one less and one more
  * ("chat/D3:12" → "chat/D3:11", "chat/D3:13"; leading zeros kept: "note-009" → "note-008", "note-010").
  * Turns of a conversation, lines of a log and steps of a plan are stored so; a question is often answered
  * by the memory next to the one that shares its words (the answer after the question). None for a key that
- * does not end in a number.
+ * does not end in a number. The number is the key's last NUMBER_DIGITS ASCII digits at most (read without a
+ * regex: a search asks this of every candidate).
  */
 export function neighbourKeys(key: string): string[] {
-  const match = TRAILING_NUMBER.exec(key);
-  if (!match) return [];
-  const stem = match[1] as string;
-  const digits = match[2] as string;
+  let start = key.length;
+  while (start > 0 && key.length - start < NUMBER_DIGITS) {
+    const code = key.charCodeAt(start - 1);
+    if (code < 48 || code > 57) break;
+    start--;
+  }
+  if (start === key.length) return [];
+  const stem = key.slice(0, start);
+  const digits = key.slice(start);
   const n = Number(digits);
   const width = digits.startsWith('0') ? digits.length : 0;
   const numbered = (m: number) => `${stem}${String(m).padStart(width, '0')}`;
   return n > 0 ? [numbered(n - 1), numbered(n + 1)] : [numbered(n + 1)];
+}
+
+/**
+ * Whether a word of `text` (as `words` reads it) has its term (`termOf`) in `wanted`; `initials` holds the
+ * first UTF-16 code of each wanted term (a stem keeps its word's first letter: a word starting otherwise is
+ * skipped without stemming). ASCII text is read without a regex or a lowercased copy.
+ */
+export function holdsTerm(text: string, wanted: ReadonlySet<string>, initials: ReadonlySet<number>): boolean {
+  if (NON_ASCII.test(text)) {
+    for (const word of words(text)) {
+      if (!initials.has(word.charCodeAt(0))) continue;
+      const term = termOf(word);
+      if (term !== null && wanted.has(term)) return true;
+    }
+    return false;
+  }
+  const length = text.length;
+  for (let i = 0; i < length; ) {
+    let code = text.charCodeAt(i);
+    if (code >= 65 && code <= 90) code += 32;
+    if (!isAsciiWordChar(code)) {
+      i++;
+      continue;
+    }
+    const start = i;
+    const first = code;
+    i++;
+    while (i < length) {
+      const next = text.charCodeAt(i);
+      if (!isAsciiWordChar(next >= 65 && next <= 90 ? next + 32 : next)) break;
+      i++;
+    }
+    if (!initials.has(first)) continue;
+    const term = termOf(text.slice(start, i).toLowerCase());
+    if (term !== null && wanted.has(term)) return true;
+  }
+  return false;
 }

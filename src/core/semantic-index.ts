@@ -15,6 +15,8 @@ import type { Embedder } from './embedding-port.js';
 import type { Memory } from './model.js';
 
 const BATCH = 32;
+/** Query vectors kept (in-process model): short texts, 400 bytes of vector each. */
+const QUERY_VECTORS_KEPT = 1000;
 
 /** A memory version's vector, as a vector store keeps it. */
 export interface StoredVector {
@@ -67,6 +69,22 @@ class AgentVectors {
     if (slot === undefined) return undefined;
     const at = slot * this.dimensions;
     return { version: this.versions[slot] as number, vector: this.matrix.subarray(at, at + this.dimensions) };
+  }
+
+  /**
+   * The dot product of `query` with the key's vector of `version` (0 when their lengths differ, as `dot`);
+   * undefined when the key has no vector of that version. Reads the vector in place.
+   */
+  similarity(key: string, version: number, query: Float32Array): number | undefined {
+    const slot = this.slotOf.get(key);
+    if (slot === undefined || this.versions[slot] !== version) return undefined;
+    const { matrix, dimensions } = this;
+    if (query.length !== dimensions) return 0;
+    let sum = 0;
+    for (let d = 0, at = slot * dimensions; d < dimensions; d++, at++) {
+      sum += (query[d] as number) * (matrix[at] as number);
+    }
+    return sum;
   }
 
   set(key: string, version: number, vector: Float32Array): void {
@@ -133,6 +151,8 @@ export class SemanticIndex {
   private readonly caughtUp = new Set<string>();
   /** Per agent: the vector store's watermark of what this process has read. */
   private readonly watermarks = new Map<string, string>();
+  /** The in-process model's vectors of recent queries, by text (bounded: cleared when full). */
+  private readonly queryVectors = new Map<string, Float32Array>();
 
   constructor(
     private readonly embedder: Embedder,
@@ -220,7 +240,16 @@ export class SemanticIndex {
   /** The query's vector, or undefined when the model fails (the search is then lexical only). */
   async embedQuery(text: string): Promise<Float32Array | undefined> {
     try {
-      if (this.embedder.embedNow) return this.embedder.embedNow(text);
+      if (this.embedder.embedNow) {
+        // The in-process model's vectors of recent queries are kept (a query's vector is only read).
+        let vector = this.queryVectors.get(text);
+        if (vector === undefined) {
+          vector = this.embedder.embedNow(text);
+          if (this.queryVectors.size >= QUERY_VECTORS_KEPT) this.queryVectors.clear();
+          this.queryVectors.set(text, vector);
+        }
+        return vector;
+      }
       const [vector] = await this.embedder.embed([text]);
       return vector ? unit(vector) : undefined;
     } catch (err) {
@@ -234,14 +263,12 @@ export class SemanticIndex {
    * in-process model if there is none; undefined when none is to be had yet.
    */
   similarity(agentId: string, memory: Memory, query: Float32Array): number | undefined {
-    let found = this.vectors.get(agentId)?.get(memory.key);
-    if (found?.version !== memory.version) {
-      if (!this.embedder.embedNow) return undefined;
-      const vector = this.embedder.embedNow(embeddingText(memory));
-      this.keep(agentId, memory.key, memory.version, vector);
-      found = { version: memory.version, vector };
-    }
-    return dot(query, found.vector);
+    const kept = this.vectors.get(agentId)?.similarity(memory.key, memory.version, query);
+    if (kept !== undefined) return kept;
+    if (!this.embedder.embedNow) return undefined;
+    const vector = this.embedder.embedNow(embeddingText(memory));
+    this.keep(agentId, memory.key, memory.version, vector);
+    return dot(query, vector);
   }
 
   /** The agent's keys most similar to `query`, at least `min`, at most `max`, most similar first. */

@@ -19,7 +19,15 @@
 import { meetsConditions } from './memory-conditions.js';
 import { pagesByKey } from './memory-pages.js';
 import type { Memory } from './model.js';
-import { keyTier, metadataText, neighbourKeys, queryTerms, termOf, words } from './search-text.js';
+import {
+  asciiLower,
+  holdsTerm,
+  keyTier,
+  metadataText,
+  neighbourKeys,
+  queryTerms,
+  tierOfLowered,
+} from './search-text.js';
 import type { SemanticIndex } from './semantic-index.js';
 import type { MemoryHit, MemoryPage, MemoryQuery, StorePort, StoreReader } from './store-port.js';
 
@@ -46,18 +54,22 @@ export function lexicallyMatches(
   text: string,
   wanted: ReadonlySet<string> = new Set(queryTerms(text)),
 ): boolean {
-  if (keyTier(memory.key, text) > 0) return true;
+  return keyTier(memory.key, text) > 0 || holdsAnyTerm(memory, wanted, initialsOf(wanted));
+}
+
+/** The first UTF-16 code of each term (see `holdsTerm`). */
+function initialsOf(terms: ReadonlySet<string>): Set<number> {
+  return new Set([...terms].map((term) => term.charCodeAt(0)));
+}
+
+/** Whether the memory's key, value or metadata holds a word whose term is wanted. */
+function holdsAnyTerm(memory: Memory, wanted: ReadonlySet<string>, initials: ReadonlySet<number>): boolean {
   if (wanted.size === 0) return false;
-  // A stem keeps its word's first letter (Porter2 changes endings only): a word starting otherwise is skipped.
-  const initials = new Set([...wanted].map((term) => term[0]));
-  for (const source of [memory.key, memory.value, metadataText(memory.metadata)]) {
-    for (const word of words(source)) {
-      if (!initials.has(word[0])) continue;
-      const term = termOf(word);
-      if (term !== null && wanted.has(term)) return true;
-    }
-  }
-  return false;
+  return (
+    holdsTerm(memory.key, wanted, initials) ||
+    holdsTerm(memory.value, wanted, initials) ||
+    holdsTerm(metadataText(memory.metadata), wanted, initials)
+  );
 }
 
 /** Semantic search's part of one query: the query's vector, the agent's vectors, the similarity floor. */
@@ -70,10 +82,23 @@ export interface SemanticPart {
 interface Candidate {
   memory: Memory;
   /** 1-based rank among the lexical hits; undefined for a memory found otherwise. */
-  lexical?: number;
+  lexical: number | undefined;
   own: number;
   tier: number;
   score: number;
+  /** Its key's neighbours (`neighbourKeys`), read once. */
+  neighbours: string[];
+}
+
+function candidate(memory: Memory, own: number, lexical?: number): Candidate {
+  return {
+    memory,
+    lexical,
+    own,
+    tier: 0,
+    score: 0,
+    neighbours: neighbourKeys(memory.key),
+  };
 }
 
 /** The memories under `keys` that exist (expired or not): one read per key, or one for all where a store can. */
@@ -103,23 +128,18 @@ export async function rankedSearchPage(
   });
   const head = lexical.hits.slice(0, FUSED);
   const candidates = new Map<string, Candidate>();
-  const best = Math.max(0, ...head.map((hit) => hit.score ?? 0)) || 1;
+  let best = 0;
+  for (const hit of head) best = Math.max(best, hit.score ?? 0);
+  best ||= 1;
   head.forEach((hit, i) => {
-    candidates.set(hit.memory.key, {
-      memory: hit.memory,
-      lexical: i + 1,
-      own: (hit.score ?? 0) / best,
-      tier: 0,
-      score: 0,
-    });
+    candidates.set(hit.memory.key, candidate(hit.memory, (hit.score ?? 0) / best, i + 1));
   });
   const tail = lexical.hits.slice(FUSED);
-  const inTail = new Set(tail.map((hit) => hit.memory.key));
   const found = async (keys: string[]) => {
     const wanted = keys.filter((key) => !candidates.has(key));
     for (const memory of await memoriesByKey(tx, agentId, wanted)) {
       if (!candidates.has(memory.key) && meetsConditions(memory, query)) {
-        candidates.set(memory.key, { memory, own: 0, tier: 0, score: 0 });
+        candidates.set(memory.key, candidate(memory, 0));
       }
     }
   };
@@ -128,30 +148,42 @@ export async function rankedSearchPage(
     await found(index.nearest(agentId, vector, minSimilarity, SEMANTIC_MAX).map(({ key }) => key));
   }
   const withSimilarity = (list: Candidate[]) => {
-    if (!semantic) return;
+    if (!semantic || list.length === 0) return;
     const { index, vector } = semantic;
     const similarities = list.map((c) => index.similarity(agentId, c.memory, vector));
     // A memory without a vector yet (a remote model's backlog) counts as of average similarity.
-    const known = similarities.filter((s): s is number => s !== undefined);
-    const average = known.length > 0 ? known.reduce((a, b) => a + b, 0) / known.length : 0;
+    let sum = 0;
+    let known = 0;
+    for (const s of similarities) {
+      if (s === undefined) continue;
+      sum += s;
+      known++;
+    }
+    const average = known > 0 ? sum / known : 0;
     list.forEach((c, i) => {
       c.own += BLEND * (similarities[i] ?? average);
     });
   };
-  withSimilarity([...candidates.values()]);
-  const top = [...candidates.values()].sort((a, b) => b.own - a.own).slice(0, NEIGHBOUR_DEPTH);
-  const before = new Set(candidates.keys());
-  await found([...new Set(top.flatMap((c) => neighbourKeys(c.memory.key)))]);
-  withSimilarity([...candidates.values()].filter((c) => !before.has(c.memory.key)));
+  const all = [...candidates.values()];
+  withSimilarity(all);
+  // Neighbours are read only when a candidate's key ends in a number (a numbered series).
+  if (all.some((c) => c.neighbours.length > 0)) {
+    const top = all.sort((a, b) => b.own - a.own).slice(0, NEIGHBOUR_DEPTH);
+    const before = candidates.size;
+    await found([...new Set(top.flatMap((c) => c.neighbours))]);
+    // New candidates follow the others in the map's order.
+    withSimilarity([...candidates.values()].slice(before));
+  }
 
   const ranked = [...candidates.values()];
+  const wantedKey = asciiLower(query.text.trim());
   for (const c of ranked) {
     let neighbour = 0;
-    for (const key of neighbourKeys(c.memory.key)) {
+    for (const key of c.neighbours) {
       neighbour = Math.max(neighbour, candidates.get(key)?.own ?? 0);
     }
     c.score = c.own + NEIGHBOUR_SHARE * neighbour;
-    c.tier = keyTier(c.memory.key, query.text);
+    c.tier = tierOfLowered(asciiLower(c.memory.key), wantedKey);
   }
   ranked.sort(
     (a, b) =>
@@ -162,14 +194,18 @@ export async function rankedSearchPage(
   );
   // Memories found otherwise, counted besides the lexical matches (when the store gave every lexical match,
   // none of the others holds a word of the query).
-  const everyMatch = lexical.hits.length >= lexical.total;
-  const wanted = new Set(queryTerms(query.text));
-  const otherwise = ranked.filter(
-    (c) =>
-      c.lexical === undefined &&
-      !inTail.has(c.memory.key) &&
-      (everyMatch || !lexicallyMatches(c.memory, query.text, wanted)),
-  ).length;
+  let otherwise = 0;
+  const others = ranked.filter((c) => c.lexical === undefined);
+  if (others.length > 0) {
+    const everyMatch = lexical.hits.length >= lexical.total;
+    const inTail = new Set(tail.map((hit) => hit.memory.key));
+    const wanted = new Set(queryTerms(query.text));
+    const initials = initialsOf(wanted);
+    for (const c of others) {
+      if (inTail.has(c.memory.key)) continue;
+      if (everyMatch || (c.tier === 0 && !holdsAnyTerm(c.memory, wanted, initials))) otherwise++;
+    }
+  }
   // A ranked page's cursor is an offset: positions are not used.
   const hits = [
     ...ranked.map((c): MemoryHit => ({ memory: c.memory, score: c.score, position: '' })),

@@ -21,9 +21,14 @@ export function createLocalEmbedder(load: () => WordVectors = readWordVectors): 
       table.addTo(word, sum);
     }
     let norm = 0;
-    for (const x of sum) norm += x * x;
+    for (let d = 0; d < sum.length; d++) {
+      const x = sum[d] as number;
+      norm += x * x;
+    }
     const scale = norm > 0 ? 1 / Math.sqrt(norm) : 0;
-    return Float32Array.from(sum, (x) => x * scale);
+    const out = new Float32Array(sum.length);
+    for (let d = 0; d < sum.length; d++) out[d] = (sum[d] as number) * scale;
+    return out;
   };
   return {
     model: LOCAL_MODEL,

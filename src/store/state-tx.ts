@@ -57,6 +57,17 @@ export class StateTx implements StoreTx {
     return this.state.getMemory(agentId, key);
   }
 
+  async getMemories(agentId: string, keys: readonly string[]) {
+    // A transaction that wrote none of the agent's memories (a search's) reads the committed ones at once.
+    if (!this.memories.has(agentId)) return this.state.getMemories(agentId, keys);
+    const out: Memory[] = [];
+    for (const key of keys) {
+      const memory = await this.getMemory(agentId, key);
+      if (memory !== undefined) out.push(memory);
+    }
+    return out;
+  }
+
   async listMemories(agentId: string, filter: MemoryFilter) {
     const merged = this.mergedMemories(agentId);
     return merged ? newestFirst(merged, filter) : this.state.listMemories(agentId, filter);

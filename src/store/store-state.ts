@@ -214,6 +214,18 @@ export class StoreState implements StoreReader {
     return this.memories.get(agentId)?.get(key);
   }
 
+  /** The memories under `keys` that exist, in the keys' order: one read for many (a ranked search's). */
+  async getMemories(agentId: string, keys: readonly string[]) {
+    const mine = this.memories.get(agentId);
+    const out: Memory[] = [];
+    if (!mine) return out;
+    for (const key of keys) {
+      const memory = mine.get(key);
+      if (memory !== undefined) out.push(memory);
+    }
+    return out;
+  }
+
   async listMemories(agentId: string, filter: MemoryFilter) {
     return newestFirst(this.memories.get(agentId)?.values() ?? [], filter);
   }

@@ -13,6 +13,12 @@ describe('neighbourKeys', () => {
     expect(neighbourKeys('step0')).toEqual(['step1']);
   });
 
+  it('reads at most the last nine digits as the number (the rest are its stem)', () => {
+    expect(neighbourKeys('x1234567890')).toEqual(['x1234567889', 'x1234567891']);
+    expect(neighbourKeys('log\n000000010')).toEqual(['log\n000000009', 'log\n000000011']);
+    expect(neighbourKeys('9')).toEqual(['8', '10']);
+  });
+
   it('finds none for a key that does not end in a number', () => {
     expect(neighbourKeys('pref.editor.theme')).toEqual([]);
     expect(neighbourKeys('')).toEqual([]);

@@ -1,0 +1,96 @@
+/**
+ * `npm run --silent build && npx tsx bench/search-cpu.ts` (issue 31): the CPU one ranked memory_search costs
+ * in process, through the core (its charge included, no HTTP), over an agent of 10,000 memories shaped as
+ * `npm run bench:search`'s (keys note.<n>, values of 30 words drawn Zipf-like from the search corpus'
+ * vocabulary), with the in-process model's vectors all made first. N (2000) queries of 1-3 vocabulary words,
+ * the same for every run (a seeded generator), after 300 to warm up; three passes, each printed as CPU
+ * (`process.cpuUsage`) and wall time per search. A loaded machine moves the CPU figure far less than the wall.
+ * BENCH_SEARCH_CPU_OUT=<file> writes the first pass's answers (keys and scores), to compare two versions.
+ * It runs the built code (dist/).
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT } from './lifecycle.js';
+
+// The built modules (dist/ has no type declarations).
+const dist = (module: string): Promise<any> => import(path.join(ROOT, 'dist', module));
+const { createNodeLiveCache } = await dist('cache/node-live-cache.js');
+const { createCore } = await dist('core/core.js');
+const { createLocalEmbedder } = await dist('embeddings/local-embedder.js');
+const { createMemoryStore } = await dist('store/state-store.js');
+
+let seed = 12345;
+const random = () => {
+  seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+  return seed / 0x80000000;
+};
+const corpus = JSON.parse(
+  readFileSync(path.join(ROOT, 'test', 'fixtures', 'search-corpus.json'), 'utf8'),
+) as { value: string }[];
+const counts = new Map<string, number>();
+for (const { value } of corpus) {
+  for (const word of value.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
+    counts.set(word, (counts.get(word) ?? 0) + 1);
+  }
+}
+const vocabulary = [...counts].sort((a, b) => b[1] - a[1]).map(([word]) => word);
+const zipf = () =>
+  vocabulary[
+    Math.min(vocabulary.length - 1, Math.floor(Math.exp(random() * Math.log(vocabulary.length))))
+  ] as string;
+const text = (n: number) => Array.from({ length: n }, zipf).join(' ');
+
+const N = Number(process.env.N ?? 2000);
+const store = createMemoryStore();
+const core = createCore({
+  store,
+  cache: createNodeLiveCache(60),
+  live: {},
+  embedder: createLocalEmbedder(),
+});
+const email = 'cpu@example.test';
+const { agent_key } = await core.accounts.register({ email });
+const agentId = (await core.accounts.authenticate(agent_key)).id as string;
+await core.accounts.addCredits({ email, cents: 10_000_000 });
+const now = new Date().toISOString();
+await store.transact(async (tx: any) => {
+  for (let i = 0; i < 10_000; i++) {
+    await tx.putMemory({
+      agentId,
+      key: `note.${i}`,
+      value: text(30),
+      type: 'context',
+      metadata: {},
+      createdAt: now,
+      updatedAt: now,
+      version: 1,
+    });
+  }
+});
+const queries = Array.from({ length: N }, () => text(1 + Math.floor(random() * 3)));
+const charge = { charge: { cents: 1, operation: 'memory_search' } };
+const search = (query: string) => core.memories.searchMemories(agentId, { query, limit: 10 }, charge);
+await search('deploy'); // the agent's first ranked search: its vectors are made in the background
+await core.semantic.idle();
+for (const query of queries.slice(0, 300)) await search(query);
+const answers: string[] = [];
+for (let pass = 0; pass < 3; pass++) {
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  for (const query of queries) {
+    const answer = await search(query);
+    if (pass === 0) {
+      const hits = answer.memories.map(
+        (m: { memory_key: string; score: number }) => `${m.memory_key}:${m.score}`,
+      );
+      answers.push(`${query}|${answer.total}|${hits.join(',')}`);
+    }
+  }
+  const used = process.cpuUsage(cpu);
+  const ms = (used.user + used.system) / 1000 / N;
+  const wall = (performance.now() - started) / N;
+  console.log(
+    `pass ${pass}: cpu ${ms.toFixed(3)} ms/search, wall ${wall.toFixed(3)} ms/search (${N} searches)`,
+  );
+}
+if (process.env.BENCH_SEARCH_CPU_OUT) writeFileSync(process.env.BENCH_SEARCH_CPU_OUT, answers.join('\n'));
