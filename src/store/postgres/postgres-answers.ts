@@ -1,11 +1,13 @@
 /**
  * Templates of the answers that the charge functions (migration 0009) keep for a request's idempotency key:
  * the service's own answer (src/core/memory-answers.ts, or one the core built before the statement) written
- * with marks where the statement's result goes, its JSON text cut at them (`ac_fill`). So the record holds the
- * answer byte for byte as the service sends it, with no second definition of an answer in SQL.
+ * with marks where the statement's values go, its JSON text cut at them; the function fills them (`ac_fill`)
+ * with its values as JSON text. So the record holds the answer byte for byte as the service sends it, with no
+ * second definition of an answer in SQL.
  *
- * A mark is a string: U+0001, this process's nonce, then what it stands for, `path|kind` (see ac_fill_value).
- * Only the service's own marks can be cut: a value of a caller's that looked like one would need the nonce.
+ * A mark is a string: U+0001, this process's nonce, then the name of the value it stands for (`balance`,
+ * `memory.value`, `results.0.created`: the names ac_memory_values and the functions give). Only the service's
+ * own marks are cut: a caller's text that looked like one would need the nonce.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -21,18 +23,15 @@ import type { Memory, MemoryVersion } from '../../core/model.js';
 export interface AnswerTemplate {
   parts: string[];
   codes: string[];
-  /** A history's entries (kind `versions`), stored and deleted. */
-  live?: AnswerTemplate;
-  deleted?: AnswerTemplate;
 }
 
 const NONCE = randomBytes(9).toString('base64url');
 /** A mark's JSON text: `"\u0001<nonce><code>"`. */
 const MARK = new RegExp(`"\\\\u0001${NONCE}([^"\\\\]*)"`, 'gu');
 
-/** The mark for the result's value at `path` (comma-separated), written as `kind`. */
-function mark<T = string>(path: string, kind: string): T {
-  return `\u0001${NONCE}${path}|${kind}` as T;
+/** The mark of the value named `name`. */
+function mark<T = string>(name: string): T {
+  return `\u0001${NONCE}${name}` as T;
 }
 
 /** `answer`'s JSON text cut at its marks. */
@@ -52,26 +51,26 @@ export function templateOf(answer: unknown): AnswerTemplate {
 
 /** An answer with its `credit_balance_cents` as the statement sets it. */
 export function withBalance(answer: object): AnswerTemplate {
-  return templateOf({ ...answer, credit_balance_cents: mark('balance', 'num') });
+  return templateOf({ ...answer, credit_balance_cents: mark('balance') });
 }
 
-/** A memory whose every field is a mark into the result's memory at `path`. */
-function markedMemory(path: string): Memory {
-  const at = <T = string>(field: string, kind: string) => mark<T>(`${path},${field}`, kind);
+/** A memory whose every field is the mark of the memory's value named `<prefix>.<field>`. */
+function markedMemory(prefix: string): Memory {
+  const at = <T = string>(field: string) => mark<T>(`${prefix}.${field}`);
   return {
     agentId: '',
-    key: at('key', 'str'),
-    value: at('value', 'hex'),
-    type: at<Memory['type']>('type', 'str'),
-    metadata: at<Memory['metadata']>('metadata', 'raw'),
-    createdAt: at('created_at', 'iso'),
-    updatedAt: at('updated_at', 'iso'),
-    version: at<number>('version', 'num'),
-    expiresAt: at('expires_at', 'iso'),
+    key: at('key'),
+    value: at('value'),
+    type: at<Memory['type']>('type'),
+    metadata: at<Memory['metadata']>('metadata'),
+    createdAt: at('created_at'),
+    updatedAt: at('updated_at'),
+    version: at<number>('version'),
+    expiresAt: at('expires_at'),
   };
 }
 
-const BALANCE = mark<number>('balance', 'num');
+const BALANCE = mark<number>('balance');
 const cache = new Map<string, AnswerTemplate>();
 const cached = (key: string, make: () => AnswerTemplate) => {
   let template = cache.get(key);
@@ -91,8 +90,8 @@ export function retrieveTemplate(cents: number): AnswerTemplate {
 /** memory_store's answer (one item), or memory_store_batch's (`count` items). */
 export function storeTemplate(cents: number, count: number, batch: boolean): AnswerTemplate {
   const result = (i: number) => ({
-    memory: markedMemory(`results,${i},memory`),
-    created: mark<boolean>(`results,${i},created`, 'bool'),
+    memory: markedMemory(`results.${i}.memory`),
+    created: mark<boolean>(`results.${i}.created`),
   });
   if (!batch) {
     const { memory, created } = result(0);
@@ -114,8 +113,8 @@ export function restoreTemplate(cents: number): AnswerTemplate {
     templateOf(
       restoreAnswer(
         markedMemory('memory'),
-        mark<boolean>('created', 'bool'),
-        mark<number>('restored_from', 'num'),
+        mark<boolean>('created'),
+        mark<number>('restored_from'),
         cents,
         BALANCE,
       ),
@@ -123,28 +122,30 @@ export function restoreTemplate(cents: number): AnswerTemplate {
   );
 }
 
-export function historyTemplate(cents: number): AnswerTemplate {
-  return cached(`history ${cents}`, () => {
-    // The entries are a list of the result's length: one mark for all, each entry by its own template.
-    const entries = { map: () => mark('versions', 'versions') } as unknown as MemoryVersion[];
-    const entry = (deleted: boolean) =>
+/** memory_history's answer, and the templates of its entries: a stored version's, a delete's. */
+export function historyTemplates(cents: number): {
+  answer: AnswerTemplate;
+  live: AnswerTemplate;
+  deleted: AnswerTemplate;
+} {
+  const answer = cached(`history ${cents}`, () => {
+    // The entries are a list of the history's length: one mark for all of it, each entry filled on its own.
+    const entries = { map: () => mark('versions') } as unknown as MemoryVersion[];
+    return templateOf(historyAnswer(mark('key'), mark<number>('current'), entries, cents, BALANCE));
+  });
+  const entry = (deleted: boolean) =>
+    cached(`history entry ${deleted}`, () =>
       templateOf(
         toVersionView({
           agentId: '',
           key: '',
-          version: mark<number>('version', 'num'),
-          at: mark('at', 'iso'),
+          version: mark<number>('version'),
+          at: mark('at'),
           ...(deleted
             ? { deleted: true }
-            : { value: mark('value', 'hex'), type: mark('type', 'str'), metadata: mark('metadata', 'raw') }),
+            : { value: mark('value'), type: mark('type'), metadata: mark('metadata') }),
         } as MemoryVersion),
-      );
-    return {
-      ...templateOf(
-        historyAnswer(mark('key', 'str'), mark<number>('current', 'num'), entries, cents, BALANCE),
       ),
-      live: entry(false),
-      deleted: entry(true),
-    };
-  });
+    );
+  return { answer, live: entry(false), deleted: entry(true) };
 }

@@ -21,7 +21,7 @@ import { memoryOf, type Row, storeResultsOf, toRefusal, versionOf } from './char
 import { SEARCH_VECTOR, searchTermsOf } from './memory-query-sql.js';
 import {
   type AnswerTemplate,
-  historyTemplate,
+  historyTemplates,
   restoreTemplate,
   retrieveTemplate,
   storeTemplate,
@@ -40,23 +40,29 @@ const SEARCH_ARRAY = (a: string, b: string, c: string) =>
   `ARRAY(SELECT ${SEARCH_VECTOR('t.k', 't.v', 't.m')} FROM unnest(${a}::text[], ${b}::text[], ${c}::text[]) ` +
   'WITH ORDINALITY AS t(k, v, m, n) ORDER BY t.n)';
 
-const RETRIEVE = `SELECT ac_memory_retrieve(${CHARGE}, $16, $17, $18) AS r`;
+/** A template (postgres-answers.ts) as the functions' ac_template argument, in parameters $n and $n+1. */
+const TEMPLATE = (n: number) => `ROW($${n}::text[], $${n + 1}::text[])::ac_template`;
+
+const RETRIEVE = `SELECT ac_memory_retrieve(${CHARGE}, $16, $17, ${TEMPLATE(18)}) AS r`;
 const STORE_ONE =
   `SELECT ac_memory_store(${CHARGE}, ARRAY[$16::text], ARRAY[$17::bytea], ARRAY[$18::text], ARRAY[$19::text], ` +
   `ARRAY[$20::timestamptz], ARRAY[$21::integer], ARRAY[${SEARCH_VECTOR('$22::text', '$23::text', '$24::text')}], ` +
-  'ARRAY[$25::integer], ARRAY[$26::boolean], $27, $28, $29, $30) AS r';
+  `ARRAY[$25::integer], ARRAY[$26::boolean], $27, $28, $29, ${TEMPLATE(30)}) AS r`;
 const STORE_MANY =
   `SELECT ac_memory_store(${CHARGE}, $16::text[], $17::bytea[], $18::text[], $19::text[], $20::timestamptz[], ` +
-  `$21::integer[], ${SEARCH_ARRAY('$22', '$23', '$24')}, $25::integer[], $26::boolean[], $27, $28, $29, $30) AS r`;
-const HISTORY = `SELECT ac_memory_history(${CHARGE}, $16, $17, $18, $19, $20) AS r`;
+  `$21::integer[], ${SEARCH_ARRAY('$22', '$23', '$24')}, $25::integer[], $26::boolean[], $27, $28, $29, ` +
+  `${TEMPLATE(30)}) AS r`;
+const HISTORY =
+  `SELECT ac_memory_history(${CHARGE}, $16, $17, $18, $19, ${TEMPLATE(20)}, ${TEMPLATE(22)}, ` +
+  `${TEMPLATE(24)}) AS r`;
 const RESTORE =
   `SELECT ac_memory_restore(${CHARGE}, $16, $17, $18, $19, ` +
-  `${SEARCH_VECTOR('$20::text', '$21::text', '$22::text')}, $23, $24, $25, $26) AS r`;
+  `${SEARCH_VECTOR('$20::text', '$21::text', '$22::text')}, $23, $24, $25, ${TEMPLATE(26)}) AS r`;
 const IMPORT =
   `SELECT ac_memory_import(${CHARGE}, $16::text[], $17::bytea[], $18::text[], $19::text[], $20::timestamptz[], ` +
   `$21::integer[], ${SEARCH_ARRAY('$22', '$23', '$24')}, $25::integer[], $26::timestamptz[], ` +
-  '$27::timestamptz[], $28::integer[], $29, $30, $31, $32) AS r';
-const CHARGE_ONLY = `SELECT ac_charge_only(${CHARGE}, $16) AS r`;
+  `$27::timestamptz[], $28::integer[], $29, $30, $31, ${TEMPLATE(32)}) AS r`;
+const CHARGE_ONLY = `SELECT ac_charge_only(${CHARGE}, ${TEMPLATE(16)}) AS r`;
 /** The history of a key as a restore reads it before its statement, for the restored version's search terms. */
 const RESTORE_READ =
   'SELECT at, value, metadata, deleted FROM memory_history WHERE agent_id = $1 AND key = $2 AND version = $3';
@@ -67,9 +73,9 @@ const ITEM_REFUSED = 'AC422';
 /** Reads a restore makes when its version changes under it, before it gives up. */
 const RESTORE_READS = 3;
 
-/** A template as the functions' json parameter (NULL without a claim: no record to write). */
-function json(template: AnswerTemplate | undefined): string | null {
-  return template === undefined ? null : JSON.stringify(template);
+/** A template's two parameters (NULL without a claim: no record to write). */
+function template(answer: AnswerTemplate | undefined): [string[] | null, string[] | null] {
+  return answer === undefined ? [null, null] : [answer.parts, answer.codes];
 }
 
 function chargeValues(c: ChargeRequest): unknown[] {
@@ -102,7 +108,7 @@ export class PostgresCharges implements ChargeStatements {
 
   async retrieveMemory(charge: ChargeRequest, key: string, refresh: boolean) {
     const answer = charge.claim && retrieveTemplate(charge.cents);
-    return this.call(RETRIEVE, [...chargeValues(charge), key, refresh, json(answer)], (r) => ({
+    return this.call(RETRIEVE, [...chargeValues(charge), key, refresh, ...template(answer)], (r) => ({
       memory: memoryOf(charge.agentId, r.memory as Row),
     }));
   }
@@ -128,7 +134,7 @@ export class PostgresCharges implements ChargeStatements {
       rules.quota,
       rules.keep,
       rules.retentionSeconds,
-      json(
+      ...template(
         charge.claim && storeTemplate(charge.cents, items.length, charge.operation === 'memory_store_batch'),
       ),
     ];
@@ -138,8 +144,17 @@ export class PostgresCharges implements ChargeStatements {
   }
 
   async memoryHistory(charge: ChargeRequest, key: string, limit: number, rules: WriteRules) {
-    const answer = charge.claim && historyTemplate(charge.cents);
-    const values = [...chargeValues(charge), key, limit, rules.keep, rules.retentionSeconds, json(answer)];
+    const answer = charge.claim && historyTemplates(charge.cents);
+    const values = [
+      ...chargeValues(charge),
+      key,
+      limit,
+      rules.keep,
+      rules.retentionSeconds,
+      ...template(answer?.answer),
+      ...template(answer?.live),
+      ...template(answer?.deleted),
+    ];
     return this.call(HISTORY, values, (r) => ({
       currentVersion: r.current === null ? null : int(r.current),
       versions: (r.versions as Row[]).map((h) => versionOf(charge.agentId, key, h)),
@@ -177,7 +192,7 @@ export class PostgresCharges implements ChargeStatements {
         rules.quota,
         rules.keep,
         rules.retentionSeconds,
-        json(charge.claim && restoreTemplate(charge.cents)),
+        ...template(charge.claim && restoreTemplate(charge.cents)),
       ];
       const outcome = await this.call(RESTORE, values, (r) => ({
         memory: memoryOf(charge.agentId, r.memory as Row),
@@ -212,7 +227,7 @@ export class PostgresCharges implements ChargeStatements {
       rules.quota,
       rules.keep,
       rules.retentionSeconds,
-      json(charge.claim && withBalance(answer)),
+      ...template(charge.claim && withBalance(answer)),
     ];
     return this.call(IMPORT, values, (r) => ({
       written: (r.written as Row[]).map((m) => memoryOf(charge.agentId, m)),
@@ -220,7 +235,7 @@ export class PostgresCharges implements ChargeStatements {
   }
 
   async charge(charge: ChargeRequest, answer: JsonObject): Promise<Charged<object>> {
-    const values = [...chargeValues(charge), json(charge.claim && withBalance(answer))];
+    const values = [...chargeValues(charge), ...template(charge.claim && withBalance(answer))];
     return this.call(CHARGE_ONLY, values, () => ({}));
   }
 

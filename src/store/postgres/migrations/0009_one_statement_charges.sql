@@ -24,6 +24,15 @@
 -- to pages written from now on.
 ALTER TABLE accounts SET (fillfactor = 50);
 
+-- A foreign key is a trigger on every row: each ledger entry, memory and history entry checked its account
+-- again (and share-locked its row) though every write of them comes after the account's row is locked, and
+-- an account is never deleted. The seq of an entry comes from its locked account row (NULL without one, which
+-- NOT NULL refuses). Measured (BENCHMARKS.md, issue 32): about 15% of the database's processor time per
+-- charged read, and as much per store.
+ALTER TABLE ledger DROP CONSTRAINT ledger_agent_id_fkey;
+ALTER TABLE memories DROP CONSTRAINT memories_agent_id_fkey;
+ALTER TABLE memory_history DROP CONSTRAINT memory_history_agent_id_fkey;
+
 -- Who pays, what, and how the ledger entry reads; the claim to finish, if the request carries an idempotency key.
 CREATE TYPE ac_charge AS (
   agent_id        text,
@@ -85,19 +94,20 @@ CREATE FUNCTION ac_debit(c ac_charge, payer accounts) RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
   v_amount  bigint := CASE WHEN payer.plan = 'unlimited' THEN 0 ELSE -c.cents END;
-  v_seq     bigint;
   v_balance bigint;
 BEGIN
   IF c.cents = 0 THEN
     RETURN payer.balance_cents;
   END IF;
-  UPDATE accounts SET ledger_seq = ledger_seq + 1, balance_cents = balance_cents + v_amount
-    WHERE id = c.agent_id RETURNING ledger_seq, balance_cents INTO v_seq, v_balance;
+  WITH a AS (
+    UPDATE accounts SET ledger_seq = ledger_seq + 1, balance_cents = balance_cents + v_amount
+     WHERE id = c.agent_id RETURNING ledger_seq, balance_cents)
   INSERT INTO ledger (agent_id, seq, id, at, operation, amount_cents, balance_after_cents, cost_cents, plan,
                       memory_key, query_type, query, idempotency_key, client)
-    VALUES (c.agent_id, v_seq, c.entry_id, c.at, c.operation, v_amount, v_balance, c.cents,
-            CASE WHEN payer.plan = 'unlimited' THEN payer.plan END, c.memory_key, c.query_type, c.query,
-            c.claim_key, c.client);
+    SELECT c.agent_id, a.ledger_seq, c.entry_id, c.at, c.operation, v_amount, a.balance_cents, c.cents,
+           CASE WHEN payer.plan = 'unlimited' THEN payer.plan END, c.memory_key, c.query_type, c.query,
+           c.claim_key, c.client FROM a
+    RETURNING balance_after_cents INTO v_balance;
   RETURN v_balance;
 END $$;
 
@@ -113,21 +123,24 @@ BEGIN
   END IF;
 END $$;
 
--- The idempotency record's body: the service's answer, exactly as the service sends it, made from the statement's
--- result and a template of the answer (p_answer: the answer's JSON text cut at its marks, `parts` around each
--- mark, `codes` saying what each stands for: a path into the result, and how it is written), so that the one
--- definition of each answer is the service's (src/core/memory-answers.ts; postgres-answers.ts makes templates).
--- Kinds: num, bool, str, raw (the result's own JSON text), hex (a value: bytea as hex, written as a JSON
--- string), iso (an instant, as toISOString writes it), versions (a history's entries, each by the template
--- `live` or `deleted`).
+-- The idempotency record's body: the service's answer exactly as the service sends it, made of a template of
+-- the answer (postgres-answers.ts: the answer's JSON text cut at its marks, `parts` around them, `codes` naming
+-- what each mark stands for) and of the statement's values, each as JSON text (`names`, `texts`), so that each
+-- answer has one definition, the service's (src/core/memory-answers.ts). Text, not json: PostgreSQL's json
+-- functions refuse a string holding \u0000 when they read it, and a memory may hold one.
+CREATE TYPE ac_template AS (parts text[], codes text[]);
+-- Values by name, as JSON text.
+CREATE TYPE ac_values AS (names text[], texts text[]);
+
+-- A bytea of UTF-8 as a JSON string, as JSON.stringify writes it (text cannot hold NUL: the parts between NULs
+-- are escaped, joined by NUL's escape).
 CREATE FUNCTION ac_json_string(b bytea) RETURNS text
-LANGUAGE plpgsql IMMUTABLE AS $$
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
 DECLARE
   v_out  text := '';
   v_at   integer;
   v_part text;
 BEGIN
-  -- text cannot hold NUL: the parts between NULs, each escaped as JSON, joined by its escape.
   LOOP
     v_at := position('\x00'::bytea IN b);
     v_part := to_json(convert_from(CASE WHEN v_at = 0 THEN b ELSE substring(b FROM 1 FOR v_at - 1) END, 'UTF8'))::text;
@@ -139,48 +152,42 @@ BEGIN
   RETURN '"' || v_out || '"';
 END $$;
 
-CREATE FUNCTION ac_fill_value(p_kind text, v json, p_answer json) RETURNS text
+-- An instant as a JSON string, as toISOString writes it; null for none.
+CREATE FUNCTION ac_json_instant(t timestamptz) RETURNS text
 LANGUAGE plpgsql IMMUTABLE AS $$
 BEGIN
-  IF v IS NULL OR json_typeof(v) = 'null' THEN
-    RETURN 'null';
-  END IF;
-  CASE p_kind
-    WHEN 'hex' THEN
-      RETURN ac_json_string(decode(v #>> '{}', 'hex'));
-    WHEN 'iso' THEN
-      RETURN '"' || to_char((v #>> '{}')::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"';
-    WHEN 'versions' THEN
-      RETURN '[' || coalesce((SELECT string_agg(ac_fill_text(CASE WHEN (e ->> 'deleted')::boolean
-          THEN p_answer -> 'deleted' ELSE p_answer -> 'live' END, e, p_answer), ',' ORDER BY n)
-        FROM json_array_elements(v) WITH ORDINALITY AS t(e, n)), '') || ']';
-    ELSE
-      RETURN v::text;
-  END CASE;
+  RETURN coalesce('"' || to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"', 'null');
 END $$;
 
-CREATE FUNCTION ac_fill_text(t json, r json, p_answer json) RETURNS text
+-- A memory's fields as the answers write them, named `<prefix>.<field>`.
+CREATE FUNCTION ac_memory_values(p_prefix text, m memories) RETURNS ac_values
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+  RETURN ROW(
+    ARRAY[p_prefix || '.key', p_prefix || '.value', p_prefix || '.type', p_prefix || '.metadata',
+          p_prefix || '.created_at', p_prefix || '.updated_at', p_prefix || '.version', p_prefix || '.expires_at'],
+    ARRAY[to_json(m.key)::text, ac_json_string(m.value), to_json(m.type)::text, m.metadata::text,
+          ac_json_instant(m.created_at), ac_json_instant(m.updated_at), m.version::text,
+          ac_json_instant(m.expires_at)])::ac_values;
+END $$;
+
+-- The template filled with the values.
+CREATE FUNCTION ac_fill(t ac_template, v ac_values) RETURNS text
 LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
-  v_parts text[] := ARRAY(SELECT p FROM json_array_elements_text(t -> 'parts') WITH ORDINALITY AS x(p, n) ORDER BY n);
-  v_codes text[] := ARRAY(SELECT p FROM json_array_elements_text(t -> 'codes') WITH ORDINALITY AS x(p, n) ORDER BY n);
-  v_out   text := v_parts[1];
+  v_out text := t.parts[1];
 BEGIN
-  FOR i IN 1 .. cardinality(v_codes) LOOP
-    v_out := v_out || ac_fill_value(split_part(v_codes[i], '|', 2),
-      r #> string_to_array(split_part(v_codes[i], '|', 1), ','), p_answer) || v_parts[i + 1];
+  FOR i IN 1 .. coalesce(cardinality(t.codes), 0) LOOP
+    v_out := v_out || v.texts[array_position(v.names, t.codes[i])] || t.parts[i + 1];
   END LOOP;
   RETURN v_out;
 END $$;
 
--- Finishes the claim, when the request holds one, with the answer made of p_answer and the result r.
-CREATE FUNCTION ac_finish(c ac_charge, p_answer json, r json) RETURNS json
+-- Finishes the claim with the answer, when the request holds one (the values are made only then).
+CREATE FUNCTION ac_finish(c ac_charge, p_answer ac_template, v ac_values) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
-  IF c.claim_token IS NOT NULL THEN
-    PERFORM ac_finish_claim(c, ac_fill_text(p_answer, r, p_answer)::json);
-  END IF;
-  RETURN r;
+  PERFORM ac_finish_claim(c, ac_fill(p_answer, v)::json);
 END $$;
 
 CREATE FUNCTION ac_memory_json(m memories) RETURNS json
@@ -292,23 +299,30 @@ BEGIN
 END $$;
 
 -- A charge whose answer the service built before it (search, live data): only the balance comes from here.
-CREATE FUNCTION ac_charge_only(c ac_charge, p_answer json) RETURNS json
+CREATE FUNCTION ac_charge_only(c ac_charge, p_answer ac_template) RETURNS json
 LANGUAGE plpgsql AS $$
 DECLARE
-  v ac_payer := ac_lock_payer(c);
+  v         ac_payer := ac_lock_payer(c);
+  v_balance bigint;
 BEGIN
   IF v.refusal IS NOT NULL THEN
     RETURN v.refusal;
   END IF;
-  RETURN ac_finish(c, p_answer, json_build_object('balance', ac_debit(c, v.payer)));
+  v_balance := ac_debit(c, v.payer);
+  IF c.claim_token IS NOT NULL THEN
+    PERFORM ac_finish(c, p_answer, ROW(ARRAY['balance'], ARRAY[v_balance::text])::ac_values);
+  END IF;
+  RETURN json_build_object('balance', v_balance);
 END $$;
 
 -- memory_retrieve (memories.ts retrieveMemory).
-CREATE FUNCTION ac_memory_retrieve(c ac_charge, p_key text, p_refresh boolean, p_answer json) RETURNS json
+CREATE FUNCTION ac_memory_retrieve(c ac_charge, p_key text, p_refresh boolean, p_answer ac_template) RETURNS json
 LANGUAGE plpgsql AS $$
 DECLARE
-  v ac_payer := ac_lock_payer(c);
-  m memories;
+  v         ac_payer := ac_lock_payer(c);
+  m         memories;
+  f         ac_values;
+  v_balance bigint;
 BEGIN
   IF v.refusal IS NOT NULL THEN
     RETURN v.refusal;
@@ -325,7 +339,12 @@ BEGIN
       RETURN '{"refused":"not_found"}';
     END IF;
   END IF;
-  RETURN ac_finish(c, p_answer, json_build_object('balance', ac_debit(c, v.payer), 'memory', ac_memory_json(m)));
+  v_balance := ac_debit(c, v.payer);
+  IF c.claim_token IS NOT NULL THEN
+    f := ac_memory_values('memory', m);
+    PERFORM ac_finish(c, p_answer, ROW(f.names || 'balance'::text, f.texts || v_balance::text)::ac_values);
+  END IF;
+  RETURN json_build_object('balance', v_balance, 'memory', ac_memory_json(m));
 END $$;
 
 -- memory_store and memory_store_batch (memories.ts storeOne): each item in order, each seeing the ones before
@@ -333,16 +352,19 @@ END $$;
 CREATE FUNCTION ac_memory_store(
   c ac_charge, p_keys text[], p_values bytea[], p_types text[], p_metadata text[], p_expires_at timestamptz[],
   p_ttls integer[], p_search tsvector[], p_expected integer[], p_create_only boolean[], p_quota integer,
-  p_keep integer, p_retention_seconds bigint, p_answer json)
+  p_keep integer, p_retention_seconds bigint, p_answer ac_template)
 RETURNS json
 LANGUAGE plpgsql AS $$
 DECLARE
   v         ac_payer := ac_lock_payer(c);
   w         ac_written;
   m         memories;
+  f         ac_values := ROW('{}', '{}')::ac_values;
+  g         ac_values;
   v_live    boolean;
   v_refusal json;
   v_results json[] := '{}';
+  v_balance bigint;
 BEGIN
   IF v.refusal IS NOT NULL THEN
     RETURN v.refusal;
@@ -363,13 +385,23 @@ BEGIN
       RAISE EXCEPTION 'a memory of the batch was refused' USING ERRCODE = 'AC422', DETAIL = v_refusal::text;
     END IF;
     v_results := v_results || json_build_object('memory', ac_memory_json(w.written), 'created', NOT v_live);
+    IF c.claim_token IS NOT NULL THEN
+      g := ac_memory_values('results.' || (i - 1) || '.memory', w.written);
+      f := ROW(f.names || g.names || ('results.' || (i - 1) || '.created'),
+               f.texts || g.texts || (NOT v_live)::text)::ac_values;
+    END IF;
   END LOOP;
-  RETURN ac_finish(c, p_answer, json_build_object('balance', ac_debit(c, v.payer), 'results', to_json(v_results)));
+  v_balance := ac_debit(c, v.payer);
+  IF c.claim_token IS NOT NULL THEN
+    PERFORM ac_finish(c, p_answer, ROW(f.names || 'balance'::text, f.texts || v_balance::text)::ac_values);
+  END IF;
+  RETURN json_build_object('balance', v_balance, 'results', to_json(v_results));
 END $$;
 
--- memory_history (memory-history.ts memoryHistory).
+-- memory_history (memory-history.ts memoryHistory). A kept answer's entries are each filled by the template of
+-- a stored version (p_live) or of a delete (p_deleted).
 CREATE FUNCTION ac_memory_history(c ac_charge, p_key text, p_limit integer, p_keep integer,
-                                  p_retention_seconds bigint, p_answer json)
+  p_retention_seconds bigint, p_answer ac_template, p_live ac_template, p_deleted ac_template)
 RETURNS json
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -377,19 +409,34 @@ DECLARE
   m          memories;
   v_live     boolean;
   v_versions json;
+  v_entries  text;
+  v_balance  bigint;
+  v_current  integer;
 BEGIN
   IF v.refusal IS NOT NULL THEN
     RETURN v.refusal;
   END IF;
   SELECT * INTO m FROM memories WHERE agent_id = c.agent_id AND key = p_key;
   v_live := FOUND AND (m.expires_at IS NULL OR m.expires_at > c.at);
-  SELECT json_agg(ac_version_json(h) ORDER BY h.version DESC) INTO v_versions
+  v_current := CASE WHEN v_live THEN m.version END;
+  SELECT json_agg(ac_version_json(h) ORDER BY h.version DESC),
+         string_agg(ac_fill(CASE WHEN h.deleted THEN p_deleted ELSE p_live END,
+           ROW(ARRAY['version', 'at', 'value', 'type', 'metadata'],
+               ARRAY[h.version::text, ac_json_instant(h.at), ac_json_string(h.value), to_json(h.type)::text,
+                     h.metadata::text])::ac_values), ',' ORDER BY h.version DESC)
+    INTO v_versions, v_entries
     FROM ac_history(c, p_key, v_live, p_limit, p_keep, p_retention_seconds) h;
   IF NOT v_live AND v_versions IS NULL THEN
     RETURN '{"refused":"not_found"}';
   END IF;
-  RETURN ac_finish(c, p_answer, json_build_object('balance', ac_debit(c, v.payer), 'key', p_key,
-    'current', CASE WHEN v_live THEN m.version END, 'versions', coalesce(v_versions, '[]')));
+  v_balance := ac_debit(c, v.payer);
+  IF c.claim_token IS NOT NULL THEN
+    PERFORM ac_finish(c, p_answer, ROW(ARRAY['key', 'current', 'versions', 'balance'],
+      ARRAY[to_json(p_key)::text, coalesce(v_current::text, 'null'), '[' || coalesce(v_entries, '') || ']',
+            v_balance::text])::ac_values);
+  END IF;
+  RETURN json_build_object('balance', v_balance, 'key', p_key, 'current', v_current,
+    'versions', coalesce(v_versions, '[]'));
 END $$;
 
 -- memory_restore (memory-history.ts restoreMemory). The version's search terms were computed by the service
@@ -397,7 +444,7 @@ END $$;
 -- answers "stale", and the service reads it again.
 CREATE FUNCTION ac_memory_restore(
   c ac_charge, p_key text, p_version integer, p_expected integer, p_read_at timestamptz, p_search tsvector,
-  p_quota integer, p_keep integer, p_retention_seconds bigint, p_answer json)
+  p_quota integer, p_keep integer, p_retention_seconds bigint, p_answer ac_template)
 RETURNS json
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -405,8 +452,10 @@ DECLARE
   w         ac_written;
   m         memories;
   h         memory_history;
+  f         ac_values;
   v_live    boolean;
   v_refusal json;
+  v_balance bigint;
 BEGIN
   IF v.refusal IS NOT NULL THEN
     RETURN v.refusal;
@@ -434,8 +483,13 @@ BEGIN
   IF w.refusal IS NOT NULL THEN
     RETURN w.refusal;
   END IF;
-  RETURN ac_finish(c, p_answer, json_build_object('balance', ac_debit(c, v.payer),
-    'memory', ac_memory_json(w.written), 'created', NOT v_live, 'restored_from', p_version));
+  v_balance := ac_debit(c, v.payer);
+  IF c.claim_token IS NOT NULL THEN
+    f := ac_memory_values('memory', w.written);
+    PERFORM ac_finish(c, p_answer, ROW(f.names || ARRAY['created', 'restored_from', 'balance'],
+      f.texts || ARRAY[(NOT v_live)::text, p_version::text, v_balance::text])::ac_values);
+  END IF;
+  RETURN json_build_object('balance', v_balance, 'memory', ac_memory_json(w.written), 'created', NOT v_live);
 END $$;
 
 -- memory_import (memory-transfer.ts importMemories): the lines the service planned to write, each against the
@@ -445,7 +499,7 @@ END $$;
 CREATE FUNCTION ac_memory_import(
   c ac_charge, p_keys text[], p_values bytea[], p_types text[], p_metadata text[], p_expires_at timestamptz[],
   p_ttls integer[], p_search tsvector[], p_planned integer[], p_created timestamptz[], p_updated timestamptz[],
-  p_kept_versions integer[], p_quota integer, p_keep integer, p_retention_seconds bigint, p_answer json)
+  p_kept_versions integer[], p_quota integer, p_keep integer, p_retention_seconds bigint, p_answer ac_template)
 RETURNS json
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -456,6 +510,7 @@ DECLARE
   v_created integer := 0;
   v_held    bigint;
   v_written json[] := '{}';
+  v_balance bigint;
 BEGIN
   IF (v.payer).id IS NULL THEN
     RETURN v.refusal;
@@ -489,5 +544,9 @@ BEGIN
       p_kept_versions[i]);
     v_written := v_written || ac_memory_json(w.written);
   END LOOP;
-  RETURN ac_finish(c, p_answer, json_build_object('balance', ac_debit(c, v.payer), 'written', to_json(v_written)));
+  v_balance := ac_debit(c, v.payer);
+  IF c.claim_token IS NOT NULL THEN
+    PERFORM ac_finish(c, p_answer, ROW(ARRAY['balance'], ARRAY[v_balance::text])::ac_values);
+  END IF;
+  RETURN json_build_object('balance', v_balance, 'written', to_json(v_written));
 END $$;
