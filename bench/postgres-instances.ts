@@ -12,20 +12,28 @@ import { primeWeatherCache, weatherCacheHits } from './http-load.js';
 import {
   defer,
   errorLogLines,
+  LISTENING,
   makeTempDir,
+  minimalEnv,
+  ROOT,
   residentMemory,
   type SpawnedWithLog,
   spawnBenchServer,
+  spawnWithLog,
 } from './lifecycle.js';
 import type { PrefillData } from './prefill.js';
 import { postgresVersion, writePostgres } from './prefill-postgres.js';
 import type { PostgresSetup } from './report.js';
 
 export const POSTGRES_INSTANCES = 2;
+/** The instances' pool (AC_DB_POOL_MAX's default), and so the ceiling's. */
+const DEFAULT_POOL_MAX = 10;
 
 export interface PostgresBench {
   /** The instances' base URLs, in order: the first carries the one-instance scenarios. */
   urls: string[];
+  /** The ceiling's base URL: the textbook transaction by hand in a bare Express app (textbook-express.ts). */
+  textbookUrl: string;
   /** What was set up so far; `stop` fills in each instance's shutdown. */
   setup: PostgresSetup;
   /** Stops the instances (recording their exit and error log lines) and removes the cluster. */
@@ -94,6 +102,21 @@ export async function startPostgresBench(opts: {
     progress(`  instance ${i} ready in ${Math.round(readyMs)} ms at ${url}, RSS ${rss?.rssMb.toFixed(0)} MB`);
   }
 
+  // The ceiling of the PostgreSQL rows, on the same database with the instances' pool size (issue 32).
+  const textbook = spawnWithLog({
+    name: 'textbook Express + pg',
+    args: ['--import', 'tsx', path.join(ROOT, 'bench', 'textbook-express.ts')],
+    env: minimalEnv({
+      NODE_ENV: 'production',
+      DATABASE_URL: databaseUrl,
+      POOL_MAX: String(DEFAULT_POOL_MAX),
+    }),
+    logFile: path.join(dir, 'textbook-express.log'),
+    readyPattern: LISTENING,
+  });
+  const textbookUrl = (await textbook.ready).match[1] as string;
+  progress(`  textbook Express + pg (the ceiling) at ${textbookUrl}, pool ${DEFAULT_POOL_MAX}`);
+
   // Prime the cache through the first instance; with the cache shared on the database, the others then
   // answer from it. An instance that does not (a cache of its own) fetched what it missed just now, so a
   // second pass over it must hit.
@@ -115,8 +138,10 @@ export async function startPostgresBench(opts: {
 
   return {
     urls,
+    textbookUrl,
     setup,
     stop: async () => {
+      await textbook.stop();
       for (const [i, server] of servers.entries()) {
         const stopping = performance.now();
         const exitCode = await server.stop();

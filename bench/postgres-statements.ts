@@ -1,43 +1,50 @@
 /**
- * What a charged read's database work costs on PostgreSQL, without HTTP, Express or the core (issue 13):
- * `npm run bench:postgres-statements`. A throwaway cluster with fsync on, 20,000 memories over 1,000 agents,
- * 50 loops sharing a pool of 10 connections; each loop runs what memory_retrieve asks of the store: the key's
- * lookup, then a transaction that locks the account, reads the memory and appends the debit. Two ways:
+ * What each charged operation costs on PostgreSQL without HTTP (issues 13 and 32): `npm run
+ * bench:postgres-statements`. A throwaway cluster with fsync on, 20,000 memories over 1,000 agents; the service's
+ * core over the store (authenticate the key, validate, run the operation, as the faces do), 50 loops at once on
+ * an instance whose pool is 10. Each charged operation is run two ways, side by side in every round:
  *
- * - `store`: the store itself (`PostgresStore`: `read` for the key, `transact` for the rest), whose
- *   transactions are pipelined (src/store/postgres/tx-pipeline.ts): 4 round trips;
- * - `one at a time`: the same statements on plain `pg` connections, each awaited before the next is sent, as
- *   the store sent them before it pipelined: 6 round trips.
+ * - `transaction`: the core's `runCharged` path as before issue 32 (BEGIN, the account's row lock, the
+ *   operation's statements, the ledger entry, COMMIT, pipelined on a pooled connection: tx-pipeline.ts);
+ * - `one statement`: the store's charge functions (migration 0009) on the statement channel
+ *   (statement-channel.ts): one call per charged operation.
  *
- * Each over TCP on loopback and over the cluster's unix socket, and, with BENCH_PG_DELAY_MS=n, over TCP
- * through a relay that holds every chunk n ms each way (a database across a network). It prints
- * transactions a second, and the processor time per transaction of this process (the client side: `pg`
- * and the store) and of the PostgreSQL processes together. BENCH_ROUNDS (3), BENCH_SECONDS (5).
+ * Both read the key the same way (one statement on the channel). It prints, per operation and way, operations a
+ * second and the processor time per operation of this process (Node: the core, `pg`) and of the PostgreSQL
+ * processes together, the median of the rounds with every round's figure. Live data's cache is the process's
+ * own in both (the shared cache's statements are not the charge's). BENCH_ROUNDS (3), BENCH_SECONDS (5),
+ * BENCH_PG_OPS (a comma-separated subset of the operations below), BENCH_PG_ROUTE (tcp, or unix: the socket),
+ * BENCH_PG_POOL (10: the instance's AC_DB_POOL_MAX), BENCH_PG_FSYNC (off: fsync, synchronous_commit and
+ * full_page_writes off, to see what the commit's flush costs; not a figure of record).
  */
-import { createHash, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { connect, createServer, type Socket } from 'node:net';
 import pg from 'pg';
-import type { LedgerEntry } from '../src/core/model.js';
-import { PostgresStore } from '../src/store/postgres/postgres-store.js';
+import { createNodeLiveCache } from '../src/cache/node-live-cache.js';
+import { loadConfig } from '../src/config.js';
+import { createCore } from '../src/core/core.js';
+import type { LiveDataSource } from '../src/core/live-port.js';
+import { runOperation } from '../src/core/run-operation.js';
+import type { StorePort } from '../src/core/store-port.js';
+import { fieldsOf, parseInput } from '../src/core/validation.js';
+import { openService } from '../src/service.js';
 import { PostgresCluster } from '../test/helpers/postgres-cluster.js';
-import { generatePrefill } from './prefill.js';
+import { type BenchAgent, generatePrefill, memoryValue } from './prefill.js';
 import { writePostgres } from './prefill-postgres.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const DELAY_MS = Number(process.env.BENCH_PG_DELAY_MS ?? 0);
+const ROUTE = process.env.BENCH_PG_ROUTE ?? 'tcp';
 const LOOPS = 50;
-const POOL = 10;
+const POOL = Number(process.env.BENCH_PG_POOL ?? 10);
 
-/** Processor seconds used so far by each process that `wanted` picks (by command name and pid). */
-function cpuSeconds(wanted: (command: string, pid: number) => boolean): Map<number, number> {
+/** Processor seconds used so far by each process that `wanted` picks (by pid and parent's pid). */
+function cpuSeconds(wanted: (pid: number, parent: number) => boolean): Map<number, number> {
   const seconds = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/u.test(entry)) continue;
     try {
-      if (!wanted(readFileSync(`/proc/${entry}/comm`, 'utf8').trim(), Number(entry))) continue;
       const fields = (readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1] as string).split(' ');
+      if (!wanted(Number(entry), Number(fields[1]))) continue;
       seconds.set(Number(entry), (Number(fields[11]) + Number(fields[12])) / 100); // utime + stime, in ticks
     } catch {
       // the process ended meanwhile
@@ -51,136 +58,156 @@ function used(before: Map<number, number>, after: Map<number, number>): number {
   for (const [pid, seconds] of after) sum += seconds - (before.get(pid) ?? 0);
   return sum;
 }
-const ownCpu = () => cpuSeconds((_, pid) => pid === process.pid);
-const postgresCpu = () => cpuSeconds((command) => command.startsWith('postgres'));
+const ownCpu = () => cpuSeconds((pid) => pid === process.pid);
 
-/** A relay to `port` that holds every chunk `delayMs` each way; its port. */
-async function delayingRelay(port: number, delayMs: number): Promise<number> {
-  const server = createServer((client) => {
-    const upstream = connect(port, '127.0.0.1');
-    const forward = (from: Socket, to: Socket) => {
-      from.on('data', (chunk) => setTimeout(() => to.write(chunk), delayMs));
+const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)] as T;
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] as number;
+};
+
+/** Answers every weather query at once: live data's fetch costs nothing here. */
+const instantWeather: LiveDataSource = {
+  fetch: async (type, query) => ({ data: { type, query, temperature_c: 12 }, source: 'bench' }),
+} as LiveDataSource;
+
+/** Each charged operation as a request: its name and input (what a face hands the core). */
+type Request = { op: string; input: Record<string, unknown> };
+let counter = 0;
+const runId = Math.random().toString(36).slice(2, 8);
+const OPERATIONS: Record<string, (agent: BenchAgent) => Request> = {
+  memory_retrieve: (agent) => ({ op: 'memory_retrieve', input: { memory_key: pick(agent.memoryKeys) } }),
+  memory_store: (agent) => {
+    const n = counter++;
+    const key = n % 2 === 0 ? `bench.new.${runId}.${n}` : pick(agent.memoryKeys);
+    return {
+      op: 'memory_store',
+      input: { memory_key: key, memory_value: memoryValue(`${runId}.${n}`), memory_type: 'context' },
     };
-    forward(client, upstream);
-    forward(upstream, client);
-    for (const socket of [client, upstream]) {
-      socket.setNoDelay(true);
-      socket.on('error', () => undefined);
-      socket.on('close', () => {
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  server.unref();
-  return (server.address() as { port: number }).port;
-}
+  },
+  memory_store_batch: (agent) => ({
+    op: 'memory_store_batch',
+    input: {
+      memories: [...new Set(Array.from({ length: 5 }, () => pick(agent.memoryKeys)))].map((key) => ({
+        memory_key: key,
+        memory_value: memoryValue(`${runId}.${counter++}`),
+        memory_type: 'context',
+      })),
+    },
+  }),
+  memory_search: () => ({ op: 'memory_search', input: { limit: 10 } }),
+  memory_history: (agent) => ({ op: 'memory_history', input: { memory_key: pick(agent.memoryKeys) } }),
+  memory_restore: (agent) => ({
+    op: 'memory_restore',
+    input: { memory_key: pick(agent.memoryKeys), version: 1 },
+  }),
+  memory_import: () => ({
+    op: 'memory_import',
+    input: {
+      ndjson: [0, 1, 2]
+        .map((i) =>
+          JSON.stringify({
+            memory_key: `bench.import.${runId}.${counter++}.${i}`,
+            memory_value: memoryValue(counter),
+            memory_type: 'fact',
+          }),
+        )
+        .join('\n'),
+    },
+  }),
+  data: () => ({
+    op: 'data',
+    input: { query_type: 'weather', query: `City ${counter++ % 500}`, cache_minutes: 0 },
+  }),
+};
 
-const cluster = await PostgresCluster.start({ fsync: true });
+const cluster = await PostgresCluster.start({ fsync: process.env.BENCH_PG_FSYNC !== 'off' });
 try {
   const tcpUrl = await cluster.createDatabase('agent_context');
+  // This cluster's processes only (the postmaster and its children): other clusters may run on the machine.
+  const postmaster = Number(readFileSync(`${cluster.dir}/data/postmaster.pid`, 'utf8').split('\n')[0]);
+  const postgresCpu = () => cpuSeconds((pid, parent) => pid === postmaster || parent === postmaster);
   const data = generatePrefill(20_000, 1_000);
   await writePostgres(tcpUrl, data);
-  const socketUrl = `postgresql://postgres@localhost/agent_context?host=${encodeURIComponent(cluster.dir)}&port=${cluster.address.port}`;
-  const routes: [string, string][] = [
-    ['tcp', tcpUrl],
-    ['unix socket', socketUrl],
-  ];
-  if (DELAY_MS > 0) {
-    const relayed = new URL(tcpUrl);
-    relayed.port = String(await delayingRelay(cluster.address.port, DELAY_MS));
-    routes.push([`tcp, ${DELAY_MS} ms each way`, relayed.toString()]);
-  }
+  // memory_restore asks for version 1: each prefilled memory gets it in its history.
+  const admin = new pg.Client({ connectionString: tcpUrl });
+  await admin.connect();
+  await admin.query(
+    'INSERT INTO memory_history (agent_id, key, version, at, deleted, value, type, metadata) ' +
+      'SELECT agent_id, key, version, updated_at, false, value, type, metadata FROM memories ON CONFLICT DO NOTHING',
+  );
+  if (process.env.BENCH_PG_SQL) await admin.query(process.env.BENCH_PG_SQL);
+  await admin.end();
+  const url =
+    ROUTE === 'unix'
+      ? `postgresql://postgres@localhost/agent_context?host=${encodeURIComponent(cluster.dir)}&port=${cluster.address.port}`
+      : tcpUrl;
+  const service = await openService(
+    loadConfig({
+      DATABASE_URL: url,
+      DATA_DIR: '',
+      AC_DB_POOL_MAX: String(POOL),
+      AC_EMBEDDINGS: 'off',
+      AC_RATE_LIMIT: 'off',
+      AC_LOG_LEVEL: 'silent',
+    }),
+    { command: 'bench', live: instantWeather },
+  );
+  const store = service.store;
+  // The transaction path: the same store without its charge functions, as the core ran before issue 32.
+  const inTransactions = Object.create(store, { charges: { value: undefined } }) as StorePort;
+  const cores = {
+    transaction: createCore({
+      store: inTransactions,
+      cache: createNodeLiveCache(60),
+      live: instantWeather,
+    }),
+    'one statement': createCore({ store, cache: createNodeLiveCache(60), live: instantWeather }),
+  };
+  const agents = data.agents.filter((agent) => agent.memoryKeys.length > 0);
+  const wanted = process.env.BENCH_PG_OPS?.split(',') ?? Object.keys(OPERATIONS);
 
-  const hashes = new Map(data.agents.map((a) => [a.id, createHash('sha256').update(a.key).digest('hex')]));
-  const reads = data.agents.flatMap((a) => a.memoryKeys.map((key) => ({ agentId: a.id, key })));
-  const pick = () => reads[Math.floor(Math.random() * reads.length)] as (typeof reads)[number];
-  const debitOf = (agentId: string, balanceAfterCents: number): LedgerEntry => ({
-    id: `txn_${randomUUID()}`,
-    agentId,
-    at: new Date().toISOString(),
-    operation: 'memory_retrieve',
-    amountCents: -1,
-    balanceAfterCents,
-    costCents: 1,
-  });
-
-  type Way = (url: string) => { run: () => Promise<void>; close: () => Promise<void> };
-  const ways: [string, Way][] = [
-    [
-      'store',
-      (url) => {
-        const store = new PostgresStore({ connectionString: url, poolMax: POOL });
-        return {
-          run: async () => {
-            const { agentId, key } = pick();
-            await store.read((r) => r.findAccountByKeyHash(hashes.get(agentId) as string));
-            await store.transact(async (tx) => {
-              const account = await tx.getAccount(agentId);
-              await tx.getMemory(agentId, key);
-              const after = (account?.balanceCents ?? 0) - 1;
-              await tx.appendLedger(debitOf(agentId, after));
-            });
-          },
-          close: () => store.close(),
-        };
-      },
-    ],
-    [
-      'one at a time',
-      (url) => {
-        const pool = new pg.Pool({ connectionString: url, max: POOL });
-        const named = (name: string, text: string, values: unknown[]) => ({ name, text, values });
-        return {
-          run: async () => {
-            const { agentId, key } = pick();
-            await pool.query(
-              named('key', 'SELECT * FROM accounts WHERE key_hash = $1', [hashes.get(agentId)]),
-            );
-            const client = await pool.connect();
-            try {
-              await client.query('BEGIN');
-              const { rows } = await client.query(
-                named('lock', 'SELECT * FROM accounts WHERE id = $1 FOR UPDATE', [agentId]),
-              );
-              await client.query(
-                named('memory', 'SELECT * FROM memories WHERE agent_id = $1 AND key = $2', [agentId, key]),
-              );
-              const entry = debitOf(agentId, Number(rows[0].balance_cents) - 1);
-              await client.query(
-                named(
-                  'debit',
-                  'WITH next AS (UPDATE accounts SET ledger_seq = ledger_seq + 1, balance_cents = $5 ' +
-                    'WHERE id = $1 RETURNING ledger_seq) INSERT INTO ledger (agent_id, id, at, operation, ' +
-                    'amount_cents, balance_after_cents, cost_cents, seq) SELECT $1, $2, $3, $4, -1, $5, 1, ' +
-                    'next.ledger_seq FROM next',
-                  [agentId, entry.id, entry.at, entry.operation, entry.balanceAfterCents],
-                ),
-              );
-              await client.query('COMMIT');
-            } finally {
-              client.release();
-            }
-          },
-          close: () => pool.end(),
-        };
-      },
-    ],
-  ];
+  const runner = (core: (typeof cores)['transaction'], make: (agent: BenchAgent) => Request) => {
+    let failures = 0;
+    let firstFailure = '';
+    const run = async () => {
+      const agent = pick(agents);
+      const request = make(agent);
+      const op = service.operations.find((o) => o.name === request.op);
+      if (!op) throw new Error(`no operation ${request.op}`);
+      try {
+        const account = await core.accounts.authenticate(agent.key);
+        const input = parseInput(op.input, request.input, fieldsOf(op.input));
+        await runOperation(core, op, account.id, input, undefined);
+      } catch (err) {
+        failures++;
+        firstFailure ||= (err as Error).message;
+      }
+    };
+    return { run, failures: () => failures, firstFailure: () => firstFailure };
+  };
 
   console.log(
-    `PostgreSQL ${cluster.address.host}:${cluster.address.port}, fsync on; ${data.memories.length} memories, ` +
-      `${LOOPS} loops on a pool of ${POOL}; ${ROUNDS} rounds of ${SECONDS} s`,
+    `PostgreSQL ${cluster.address.host}:${cluster.address.port} over ${ROUTE}, fsync on; ` +
+      `${data.memories.length} memories over ${agents.length} agents, ${LOOPS} loops, pool ${POOL}; ` +
+      `${ROUNDS} rounds of ${SECONDS} s`,
   );
+  type Figures = { perSecond: number; nodeUs: number; postgresUs: number; failures: number };
+  const results = new Map<string, Figures[]>();
   for (let round = 1; round <= ROUNDS; round++) {
-    for (const [route, url] of routes) {
-      for (const [way, open] of round % 2 ? ways : [...ways].reverse()) {
-        const { run, close } = open(url);
-        await Promise.all(Array.from({ length: POOL }, run)); // connect and prepare first
+    for (const name of wanted) {
+      const make = OPERATIONS[name];
+      if (!make) throw new Error(`BENCH_PG_OPS: no operation ${name}`);
+      const ways = Object.entries(cores).filter(
+        ([way]) => !process.env.BENCH_PG_WAYS || process.env.BENCH_PG_WAYS.split(',').includes(way),
+      );
+      for (const [way, core] of round % 2 ? ways : [...ways].reverse()) {
+        const { run, failures, firstFailure } = runner(core, make);
+        await Promise.all(Array.from({ length: LOOPS }, run)); // connections opened, statements prepared
         const [own, postgres] = [ownCpu(), postgresCpu()];
         const end = Date.now() + SECONDS * 1000;
         let done = 0;
+        const before = failures();
         await Promise.all(
           Array.from({ length: LOOPS }, async () => {
             while (Date.now() < end) {
@@ -189,15 +216,32 @@ try {
             }
           }),
         );
-        const perTx = (seconds: number) => `${Math.round((seconds * 1e6) / done)} µs`;
+        const figures = {
+          perSecond: done / SECONDS,
+          nodeUs: (used(own, ownCpu()) * 1e6) / done,
+          postgresUs: (used(postgres, postgresCpu()) * 1e6) / done,
+          failures: failures() - before,
+        };
+        const key = `${name}\t${way}`;
+        results.set(key, [...(results.get(key) ?? []), figures]);
         console.log(
-          `[${round}] ${route}, ${way}: ${Math.round(done / SECONDS)} tx/s; per transaction, this process ` +
-            `${perTx(used(own, ownCpu()))}, PostgreSQL ${perTx(used(postgres, postgresCpu()))}`,
+          `[${round}] ${name}, ${way}: ${Math.round(figures.perSecond)}/s; per operation, Node ` +
+            `${Math.round(figures.nodeUs)} µs, PostgreSQL ${Math.round(figures.postgresUs)} µs` +
+            (figures.failures ? `; ${figures.failures} failed (${firstFailure()})` : ''),
         );
-        await close();
       }
     }
   }
+  console.log('\n| operation | way | ops/s | Node µs per op | PostgreSQL µs per op |\n|---|---|---|---|---|');
+  for (const [key, figures] of results) {
+    const [name, way] = key.split('\t');
+    const cell = (of: (f: Figures) => number) =>
+      `**${Math.round(median(figures.map(of)))}** (${figures.map((f) => Math.round(of(f))).join(', ')})`;
+    console.log(
+      `| ${name} | ${way} | ${cell((f) => f.perSecond)} | ${cell((f) => f.nodeUs)} | ${cell((f) => f.postgresUs)} |`,
+    );
+  }
+  await service.close();
 } finally {
   await cluster.stop();
 }

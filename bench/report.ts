@@ -35,6 +35,9 @@ export const PG_SCENARIOS = {
   store: 'memory_store (PostgreSQL)',
   /** Both instances at once, half the connections each: ops/s summed, latencies the larger of the two. */
   cachedTwo: 'data (cached) (PostgreSQL, 2 instances)',
+  /** The ceilings (issue 32): the textbook transaction by hand in a bare Express app with pg (textbook-express.ts). */
+  textbookGet: 'textbook Express + pg GET (PostgreSQL)',
+  textbookPost: 'textbook Express + pg POST (PostgreSQL)',
 } as const;
 
 /** MCP over HTTP (`POST /mcp`), memory_retrieve as a tool call, one scenario per protocol era (issue 28). */
@@ -235,6 +238,27 @@ function postgresRatios(http: readonly HttpResult[], largest: number): Ratio[] {
     });
     const p99 = p99Ratio(pair.scenario, `${pair.name} on PostgreSQL${at}`, pair.json, 'autocannon, 2xx only');
     if (p99) ratios.push(p99);
+  }
+  // Issue 32: the service on PostgreSQL against the textbook transaction by hand, on the same database.
+  for (const target of [
+    {
+      scenario: PG_SCENARIOS.retrieve,
+      ceiling: PG_SCENARIOS.textbookGet,
+      name: 'memory_retrieve',
+      goal: 1.5,
+    },
+    { scenario: PG_SCENARIOS.store, ceiling: PG_SCENARIOS.textbookPost, name: 'memory_store', goal: 1.2 },
+  ]) {
+    const { pairs: rounds, median: value } = perRound(http, target.scenario, target.ceiling, largest);
+    if (rounds.length === 0) continue;
+    ratios.push({
+      name: `${target.name} on PostgreSQL${at} ÷ textbook Express + pg`,
+      value,
+      unit: 'ratio',
+      goal: `≥ ${target.goal.toFixed(2)}`,
+      met: value >= target.goal,
+      from: ratioFrom(rounds, `${target.scenario} ÷ ${target.ceiling}`),
+    });
   }
   const two = perRound(http, PG_SCENARIOS.cachedTwo, PG_SCENARIOS.cached, largest);
   if (two.pairs.length) {
@@ -449,10 +473,14 @@ export function renderMarkdown(results: BenchResults): string {
         `idle when not loaded; the one-instance rows load the first. Before the rounds, each instance gets ` +
         `one unrecorded memory_retrieve load (a fresh instance measured at about half its speed for its first ` +
         `seconds of load). In each round, right after the JSON ` +
-        `store's scenarios at that size: ${PG_SCENARIOS.retrieve}, ${PG_SCENARIOS.cached}, ` +
-        `${PG_SCENARIOS.store}, then ${PG_SCENARIOS.cachedTwo}: one autocannon load per instance at once, ` +
+        `store's scenarios at that size: ${PG_SCENARIOS.textbookGet}, ${PG_SCENARIOS.retrieve}, ` +
+        `${PG_SCENARIOS.cached}, ${PG_SCENARIOS.textbookPost}, ${PG_SCENARIOS.store}, then ` +
+        `${PG_SCENARIOS.cachedTwo}: one autocannon load per instance at once, ` +
         `half the connections each, ops/s summed, p50 and p99 the larger of the two. Weather cache primed ` +
-        `${pgSetup.weatherCache === 'shared' ? 'once, through the first instance (the cache is shared on the database)' : 'on each instance (no shared cache)'}.`,
+        `${pgSetup.weatherCache === 'shared' ? 'once, through the first instance (the cache is shared on the database)' : 'on each instance (no shared cache)'}. ` +
+        'The textbook rows are the ceiling of issue 32: a bare Express 5 app with pg (bench/textbook-express.ts) on ' +
+        'the same database with the same pool (10), doing by hand BEGIN; the account by its key FOR UPDATE; the ' +
+        'memory read (or upserted); the ledger entry; the balance; COMMIT.',
     );
     lines.push(
       `- PostgreSQL instances: ${pgSetup.instances

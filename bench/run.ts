@@ -324,10 +324,24 @@ async function main(): Promise<void> {
       }
       if (pg) {
         const [first, ...others] = pg.urls as [string, ...string[]];
+        // Each ceiling (the textbook transaction by hand, issue 32) right before its scenario.
+        const textbook = pg.textbookUrl;
+        note(
+          await load(PG_SCENARIOS.textbookGet, textbook, memoryRetrieveRequests(prefill.agents), settings, {
+            ceilingFor: size,
+            round,
+          }),
+        );
         note(
           await load(PG_SCENARIOS.retrieve, first, memoryRetrieveRequests(prefill.agents), settings, tags),
         );
         note(await load(PG_SCENARIOS.cached, first, cachedDataRequests(prefill.agents), settings, tags));
+        note(
+          await load(PG_SCENARIOS.textbookPost, textbook, memoryStoreRequests(prefill.agents), settings, {
+            ceilingFor: size,
+            round,
+          }),
+        );
         note(await load(PG_SCENARIOS.store, first, memoryStoreRequests(prefill.agents), settings, tags));
         const targets = [first, ...others].map((target) => ({
           url: target,
