@@ -18,6 +18,9 @@
  * full_page_writes off, to see what the commit's flush costs; not a figure of record).
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { createNodeLiveCache } from '../src/cache/node-live-cache.js';
 import { loadConfig } from '../src/config.js';
@@ -167,11 +170,16 @@ try {
   const agents = data.agents.filter((agent) => agent.memoryKeys.length > 0);
   const wanted = process.env.BENCH_PG_OPS?.split(',') ?? Object.keys(OPERATIONS);
 
-  const runner = (core: (typeof cores)['transaction'], make: (agent: BenchAgent) => Request) => {
+  type Core = (typeof cores)['transaction'];
+  const runner = (
+    core: Core,
+    make: (agent: BenchAgent) => Request,
+    who: () => BenchAgent = () => pick(agents),
+  ) => {
     let failures = 0;
     let firstFailure = '';
     const run = async () => {
-      const agent = pick(agents);
+      const agent = who();
       const request = make(agent);
       const op = service.operations.find((o) => o.name === request.op);
       if (!op) throw new Error(`no operation ${request.op}`);
@@ -192,7 +200,39 @@ try {
       `${data.memories.length} memories over ${agents.length} agents, ${LOOPS} loops, pool ${POOL}; ` +
       `${ROUNDS} rounds of ${SECONDS} s`,
   );
-  type Figures = { perSecond: number; nodeUs: number; postgresUs: number; failures: number };
+  type Figures = {
+    perSecond: number;
+    nodeUs: number;
+    postgresUs: number;
+    failures: number;
+    firstFailure: string;
+  };
+  /** LOOPS loops for SECONDS, spread over the runners (one per instance), after one unrecorded call each. */
+  const measure = async (runners: ReturnType<typeof runner>[]): Promise<Figures> => {
+    await Promise.all(
+      Array.from({ length: LOOPS }, (_, i) => (runners[i % runners.length] as (typeof runners)[0]).run()),
+    );
+    const [own, postgres] = [ownCpu(), postgresCpu()];
+    const end = Date.now() + SECONDS * 1000;
+    let done = 0;
+    const before = runners.map((r) => r.failures());
+    await Promise.all(
+      Array.from({ length: LOOPS }, async (_, i) => {
+        const { run } = runners[i % runners.length] as (typeof runners)[0];
+        while (Date.now() < end) {
+          await run();
+          done++;
+        }
+      }),
+    );
+    return {
+      perSecond: done / SECONDS,
+      nodeUs: (used(own, ownCpu()) * 1e6) / done,
+      postgresUs: (used(postgres, postgresCpu()) * 1e6) / done,
+      failures: runners.reduce((sum, r, i) => sum + r.failures() - (before[i] as number), 0),
+      firstFailure: runners.map((r) => r.firstFailure()).find(Boolean) ?? '',
+    };
+  };
   const results = new Map<string, Figures[]>();
   for (let round = 1; round <= ROUNDS; round++) {
     for (const name of wanted) {
@@ -202,32 +242,13 @@ try {
         ([way]) => !process.env.BENCH_PG_WAYS || process.env.BENCH_PG_WAYS.split(',').includes(way),
       );
       for (const [way, core] of round % 2 ? ways : [...ways].reverse()) {
-        const { run, failures, firstFailure } = runner(core, make);
-        await Promise.all(Array.from({ length: LOOPS }, run)); // connections opened, statements prepared
-        const [own, postgres] = [ownCpu(), postgresCpu()];
-        const end = Date.now() + SECONDS * 1000;
-        let done = 0;
-        const before = failures();
-        await Promise.all(
-          Array.from({ length: LOOPS }, async () => {
-            while (Date.now() < end) {
-              await run();
-              done++;
-            }
-          }),
-        );
-        const figures = {
-          perSecond: done / SECONDS,
-          nodeUs: (used(own, ownCpu()) * 1e6) / done,
-          postgresUs: (used(postgres, postgresCpu()) * 1e6) / done,
-          failures: failures() - before,
-        };
+        const figures = await measure([runner(core, make)]);
         const key = `${name}\t${way}`;
         results.set(key, [...(results.get(key) ?? []), figures]);
         console.log(
           `[${round}] ${name}, ${way}: ${Math.round(figures.perSecond)}/s; per operation, Node ` +
             `${Math.round(figures.nodeUs)} µs, PostgreSQL ${Math.round(figures.postgresUs)} µs` +
-            (figures.failures ? `; ${figures.failures} failed (${firstFailure()})` : ''),
+            (figures.failures ? `; ${figures.failures} failed (${figures.firstFailure})` : ''),
         );
       }
     }
@@ -240,6 +261,81 @@ try {
     console.log(
       `| ${name} | ${way} | ${cell((f) => f.perSecond)} | ${cell((f) => f.nodeUs)} | ${cell((f) => f.postgresUs)} |`,
     );
+  }
+
+  // One busy agent (issue 32): every loop charges the same agent, on each store. On PostgreSQL its charges
+  // queue for its account's row lock, held until each commit is on disk; the JSON store runs one transaction
+  // at a time anyway and flushes many commits together.
+  if (process.env.BENCH_PG_BUSY !== 'off') {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'ac-bench-busy-'));
+    const json = await openService(
+      loadConfig({ DATA_DIR: dataDir, AC_EMBEDDINGS: 'off', AC_RATE_LIMIT: 'off', AC_LOG_LEVEL: 'silent' }),
+      { command: 'bench', live: instantWeather },
+    );
+    const second = await openService(
+      loadConfig({
+        DATABASE_URL: url,
+        DATA_DIR: '',
+        AC_DB_POOL_MAX: String(POOL),
+        AC_EMBEDDINGS: 'off',
+        AC_RATE_LIMIT: 'off',
+        AC_LOG_LEVEL: 'silent',
+      }),
+      { command: 'bench', live: instantWeather },
+    );
+    try {
+      const registered = await json.core.accounts.register({ email: 'busy@example.com' });
+      for (let i = 0; i < 10; i++)
+        await json.core.accounts.addCredits({ email: 'busy@example.com', cents: 100_000 });
+      const jsonAgent: BenchAgent = { ...(agents[0] as BenchAgent), key: registered.agent_key };
+      const busy = agents[0] as BenchAgent;
+      // The key, stored on the JSON store first (PostgreSQL's agent has it from the prefill).
+      const storeFirst = runner(
+        json.core,
+        (agent) => ({
+          op: 'memory_store',
+          input: { memory_key: agent.memoryKeys[0] as string, memory_value: 'v', memory_type: 'context' },
+        }),
+        () => jsonAgent,
+      );
+      await storeFirst.run();
+      const ways: [string, ReturnType<typeof runner>[]][] = [];
+      for (const name of ['memory_retrieve', 'memory_store']) {
+        const make = (agent: BenchAgent): Request =>
+          name === 'memory_retrieve'
+            ? { op: name, input: { memory_key: agent.memoryKeys[0] as string } }
+            : {
+                op: name,
+                input: {
+                  memory_key: agent.memoryKeys[0] as string,
+                  memory_value: memoryValue(counter++),
+                  memory_type: 'context',
+                },
+              };
+        ways.length = 0;
+        ways.push(
+          ['JSON store', [runner(json.core, make, () => jsonAgent)]],
+          ['PostgreSQL, transaction', [runner(cores.transaction, make, () => busy)]],
+          ['PostgreSQL, one statement', [runner(cores['one statement'], make, () => busy)]],
+          [
+            'PostgreSQL, one statement, 2 instances',
+            [runner(cores['one statement'], make, () => busy), runner(second.core, make, () => busy)],
+          ],
+        );
+        for (const [way, runners] of ways) {
+          const figures = await measure(runners);
+          console.log(
+            `one busy agent, ${name}, ${way}: ${Math.round(figures.perSecond)}/s; per operation, Node ` +
+              `${Math.round(figures.nodeUs)} µs, PostgreSQL ${Math.round(figures.postgresUs)} µs` +
+              (figures.failures ? `; ${figures.failures} failed (${figures.firstFailure})` : ''),
+          );
+        }
+      }
+    } finally {
+      await second.close();
+      await json.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
   }
   await service.close();
 } finally {
