@@ -20,21 +20,51 @@ import {
 } from './postgres-rows.js';
 import type { Statements } from './prepared.js';
 
+type AccountKey = 'id' | 'key_hash' | 'email';
+
 /**
- * Reads through `db` (the pool's named statements, or a transaction's pipeline); `lock` makes account reads
+ * The statements' texts, made once: each is prepared by its text (prepared.ts), and a text built again at every
+ * call is hashed again at every call.
+ */
+const ACCOUNT_BY = (lock: boolean) =>
+  Object.fromEntries(
+    (['id', 'key_hash', 'email'] as const).map((key) => [
+      key,
+      `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE ${key} = $1${lock ? ' FOR UPDATE' : ''}`,
+    ]),
+  ) as Record<AccountKey, string>;
+const ACCOUNT = { read: ACCOUNT_BY(false), locked: ACCOUNT_BY(true) };
+const LEDGER = `SELECT ${LEDGER_COLUMNS} FROM ledger WHERE agent_id = $1 ORDER BY seq DESC LIMIT $2`;
+const MEMORY = `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 AND key = $2`;
+const MEMORIES = `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 AND key = ANY($2::text[])`;
+// Without a type and with one, so that each is planned on its index. $3 NULL: expired ones too (a NULL
+// expires_at never expires).
+const LIVE = '($3::timestamptz IS NULL OR expires_at IS NULL OR expires_at > $3)';
+const NEWEST = `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 AND ${LIVE} ORDER BY update_seq DESC LIMIT $2`;
+const NEWEST_OF_TYPE =
+  `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 AND ${LIVE} AND type = $4 ` +
+  'ORDER BY update_seq DESC LIMIT $2';
+const LIVE_BY_KEY = 'agent_id = $1 AND (expires_at IS NULL OR expires_at > $2)';
+const BY_KEY = `SELECT ${MEMORY_COLUMNS} FROM memories WHERE ${LIVE_BY_KEY} ORDER BY key LIMIT $3`;
+const BY_KEY_AFTER = `SELECT ${MEMORY_COLUMNS} FROM memories WHERE ${LIVE_BY_KEY} AND key > $4 ORDER BY key LIMIT $3`;
+const VERSIONS = `SELECT ${HISTORY_COLUMNS} FROM memory_history WHERE agent_id = $1 AND key = $2 ORDER BY version DESC LIMIT $3`;
+
+/**
+ * Reads through `db` (the store's named statements, or a transaction's pipeline); `lock` makes account reads
  * lock their row (inside a transaction).
  */
 export class PostgresReader implements StoreReader {
+  private readonly accounts: Record<AccountKey, string>;
+
   constructor(
     protected readonly db: Statements,
-    private readonly lock: boolean,
-  ) {}
+    lock: boolean,
+  ) {
+    this.accounts = lock ? ACCOUNT.locked : ACCOUNT.read;
+  }
 
-  private async account(where: string, value: string): Promise<Account | undefined> {
-    const { rows } = await this.db.query(
-      `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE ${where} = $1${this.lock ? ' FOR UPDATE' : ''}`,
-      [value],
-    );
+  private async account(where: AccountKey, value: string): Promise<Account | undefined> {
+    const { rows } = await this.db.query(this.accounts[where], [value]);
     const account = rows[0] ? toAccount(rows[0]) : undefined;
     if (account) this.sawAccount(account);
     return account;
@@ -56,61 +86,34 @@ export class PostgresReader implements StoreReader {
   }
 
   async listLedger(agentId: string, limit: number) {
-    const { rows } = await this.db.query(
-      `SELECT ${LEDGER_COLUMNS} FROM ledger WHERE agent_id = $1 ORDER BY seq DESC LIMIT $2`,
-      [agentId, limit],
-    );
+    const { rows } = await this.db.query(LEDGER, [agentId, limit]);
     return rows.map(toLedgerEntry);
   }
 
   async getMemory(agentId: string, key: string) {
-    const { rows } = await this.db.query(
-      `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 AND key = $2`,
-      [agentId, key],
-    );
+    const { rows } = await this.db.query(MEMORY, [agentId, key]);
     return rows[0] ? toMemory(rows[0]) : undefined;
   }
 
   async getMemories(agentId: string, keys: readonly string[]) {
     if (keys.length === 0) return [];
-    const { rows } = await this.db.query(
-      `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 AND key = ANY($2::text[])`,
-      [agentId, keys],
-    );
+    const { rows } = await this.db.query(MEMORIES, [agentId, keys]);
     return rows.map(toMemory);
   }
 
   async listMemories(agentId: string, filter: MemoryFilter) {
-    // A statement of its own with a type and without, so that each is planned on its index. $3 NULL: expired
-    // ones too (a NULL expires_at never expires).
-    const live = '($3::timestamptz IS NULL OR expires_at IS NULL OR expires_at > $3)';
     const { rows } =
       filter.type === undefined
-        ? await this.db.query(
-            `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 AND ${live} ORDER BY update_seq DESC LIMIT $2`,
-            [agentId, filter.limit, filter.liveAt ?? null],
-          )
-        : await this.db.query(
-            `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 AND ${live} AND type = $4 ` +
-              'ORDER BY update_seq DESC LIMIT $2',
-            [agentId, filter.limit, filter.liveAt ?? null, filter.type],
-          );
+        ? await this.db.query(NEWEST, [agentId, filter.limit, filter.liveAt ?? null])
+        : await this.db.query(NEWEST_OF_TYPE, [agentId, filter.limit, filter.liveAt ?? null, filter.type]);
     return rows.map(toMemory);
   }
 
   async listMemoriesByKey(agentId: string, page: { after?: string; limit: number; liveAt: string }) {
-    const live = 'agent_id = $1 AND (expires_at IS NULL OR expires_at > $2)';
     const { rows } =
       page.after === undefined
-        ? await this.db.query(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE ${live} ORDER BY key LIMIT $3`, [
-            agentId,
-            page.liveAt,
-            page.limit,
-          ])
-        : await this.db.query(
-            `SELECT ${MEMORY_COLUMNS} FROM memories WHERE ${live} AND key > $4 ORDER BY key LIMIT $3`,
-            [agentId, page.liveAt, page.limit, page.after],
-          );
+        ? await this.db.query(BY_KEY, [agentId, page.liveAt, page.limit])
+        : await this.db.query(BY_KEY_AFTER, [agentId, page.liveAt, page.limit, page.after]);
     return rows.map(toMemory);
   }
 
@@ -150,10 +153,7 @@ export class PostgresReader implements StoreReader {
   }
 
   async listMemoryVersions(agentId: string, key: string, limit: number) {
-    const { rows } = await this.db.query(
-      `SELECT ${HISTORY_COLUMNS} FROM memory_history WHERE agent_id = $1 AND key = $2 ORDER BY version DESC LIMIT $3`,
-      [agentId, key, limit],
-    );
+    const { rows } = await this.db.query(VERSIONS, [agentId, key, limit]);
     return rows.map(toMemoryVersion);
   }
 

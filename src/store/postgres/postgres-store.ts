@@ -95,14 +95,14 @@ export class PostgresStore implements StorePort {
   }
 
   /**
-   * The pool, for what shares the database beside the store (the rate limits' window counters): single
-   * statements through `query`. The store owns the pool and ends it on close.
+   * Single statements for what shares the database beside the store (the rate limits' window counters, the
+   * live-data cache, OAuth records, semantic search's vectors), on the store's channel: each prepared by its
+   * text, so their texts are fixed ones, as the store's own are. The store ends the channel on close.
    */
   get queryable(): Pick<pg.Pool, 'query'> {
     const channel = this.channel;
     return {
-      query: ((text: string, values?: unknown[]) =>
-        channel.query(text, values ?? [], { named: false })) as pg.Pool['query'],
+      query: ((text: string, values?: unknown[]) => channel.query(text, values ?? [])) as pg.Pool['query'],
     };
   }
 

@@ -58,13 +58,13 @@ export class StatementChannel {
   }
 
   /**
-   * Runs one statement, named (parsed and planned once per connection) unless `named` is false (texts built
-   * per call, which would grow the names without bound).
+   * Runs one statement, named by its text (parsed and planned once per connection: texts must be fixed ones,
+   * with values as parameters).
    */
   async query(
     text: string,
     values: readonly unknown[] = [],
-    options: { affinity?: string; named?: boolean } = {},
+    options: { affinity?: string } = {},
   ): Promise<pg.QueryResult> {
     if (this.closed) throw new Error('Client was closed and is not queryable');
     const slot = this.pick(options.affinity);
@@ -72,11 +72,7 @@ export class StatementChannel {
     try {
       const client = slot.client ?? (await this.open(slot));
       this.cork(slot, client);
-      const config =
-        options.named === false
-          ? { text, values: values as unknown[] }
-          : { name: nameOf(text), text, values: values as unknown[] };
-      return await client.query(config);
+      return await client.query({ name: nameOf(text), text, values: values as unknown[] });
     } finally {
       slot.inFlight--;
     }
