@@ -420,10 +420,12 @@ BEGIN
   v_live := FOUND AND (m.expires_at IS NULL OR m.expires_at > c.at);
   v_current := CASE WHEN v_live THEN m.version END;
   SELECT json_agg(ac_version_json(h) ORDER BY h.version DESC),
+         -- The kept answer's entries, made only for a request that keeps one.
          string_agg(ac_fill(CASE WHEN h.deleted THEN p_deleted ELSE p_live END,
            ROW(ARRAY['version', 'at', 'value', 'type', 'metadata'],
                ARRAY[h.version::text, ac_json_instant(h.at), ac_json_string(h.value), to_json(h.type)::text,
                      h.metadata::text])::ac_values), ',' ORDER BY h.version DESC)
+           FILTER (WHERE c.claim_token IS NOT NULL)
     INTO v_versions, v_entries
     FROM ac_history(c, p_key, v_live, p_limit, p_keep, p_retention_seconds) h;
   IF NOT v_live AND v_versions IS NULL THEN
