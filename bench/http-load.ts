@@ -41,6 +41,12 @@ export interface HttpResult {
    * order. The result's ops/s and counts are their sums, its latencies the largest of theirs.
    */
   instances?: { url: string; connections: number; opsPerSec: number; p50: number; p99: number }[];
+  /**
+   * Processor time per 2xx response, µs, where measured (run.ts `withCpu`): of the server's processes, and of
+   * the database's. The processes' time over the whole load (its warm-up included) over its wall time, divided
+   * by the ops/s of the measured window.
+   */
+  cpu?: { serverUs: number; databaseUs?: number };
 }
 
 export async function load(

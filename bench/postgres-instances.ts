@@ -23,6 +23,7 @@ import {
 } from './lifecycle.js';
 import type { PrefillData } from './prefill.js';
 import { postgresVersion, writePostgres } from './prefill-postgres.js';
+import { clusterProcesses } from './process-cpu.js';
 import type { PostgresSetup } from './report.js';
 
 export const POSTGRES_INSTANCES = 2;
@@ -34,6 +35,10 @@ export interface PostgresBench {
   urls: string[];
   /** The ceiling's base URL: the textbook transaction by hand in a bare Express app (textbook-express.ts). */
   textbookUrl: string;
+  /** The processes of each instance and of the ceiling, in order, for their processor time. */
+  pids: { instances: number[]; textbook: number };
+  /** Picks the cluster's processes (its postmaster and its children). */
+  database: (pid: number, parent: number) => boolean;
   /** What was set up so far; `stop` fills in each instance's shutdown. */
   setup: PostgresSetup;
   /** Stops the instances (recording their exit and error log lines) and removes the cluster. */
@@ -139,6 +144,11 @@ export async function startPostgresBench(opts: {
   return {
     urls,
     textbookUrl,
+    pids: {
+      instances: servers.map((server) => server.child.pid as number),
+      textbook: textbook.child.pid as number,
+    },
+    database: clusterProcesses(cluster.dir),
     setup,
     stop: async () => {
       await textbook.stop();

@@ -17,7 +17,6 @@
  * BENCH_PG_POOL (10: the instance's AC_DB_POOL_MAX), BENCH_PG_FSYNC (off: fsync, synchronous_commit and
  * full_page_writes off, to see what the commit's flush costs; not a figure of record).
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -33,6 +32,7 @@ import { openService } from '../src/service.js';
 import { PostgresCluster } from '../test/helpers/postgres-cluster.js';
 import { type BenchAgent, generatePrefill, memoryValue } from './prefill.js';
 import { writePostgres } from './prefill-postgres.js';
+import { clusterProcesses, cpuSeconds, used } from './process-cpu.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -40,27 +40,6 @@ const ROUTE = process.env.BENCH_PG_ROUTE ?? 'tcp';
 const LOOPS = 50;
 const POOL = Number(process.env.BENCH_PG_POOL ?? 10);
 
-/** Processor seconds used so far by each process that `wanted` picks (by pid and parent's pid). */
-function cpuSeconds(wanted: (pid: number, parent: number) => boolean): Map<number, number> {
-  const seconds = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/u.test(entry)) continue;
-    try {
-      const fields = (readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1] as string).split(' ');
-      if (!wanted(Number(entry), Number(fields[1]))) continue;
-      seconds.set(Number(entry), (Number(fields[11]) + Number(fields[12])) / 100); // utime + stime, in ticks
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  return seconds;
-}
-/** Processor seconds used between two readings (a process gone by the second counts nothing). */
-function used(before: Map<number, number>, after: Map<number, number>): number {
-  let sum = 0;
-  for (const [pid, seconds] of after) sum += seconds - (before.get(pid) ?? 0);
-  return sum;
-}
 const ownCpu = () => cpuSeconds((pid) => pid === process.pid);
 
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)] as T;
@@ -128,8 +107,8 @@ const cluster = await PostgresCluster.start({ fsync: process.env.BENCH_PG_FSYNC 
 try {
   const tcpUrl = await cluster.createDatabase('agent_context');
   // This cluster's processes only (the postmaster and its children): other clusters may run on the machine.
-  const postmaster = Number(readFileSync(`${cluster.dir}/data/postmaster.pid`, 'utf8').split('\n')[0]);
-  const postgresCpu = () => cpuSeconds((pid, parent) => pid === postmaster || parent === postmaster);
+  const ofCluster = clusterProcesses(cluster.dir);
+  const postgresCpu = () => cpuSeconds(ofCluster);
   const data = generatePrefill(20_000, 1_000);
   await writePostgres(tcpUrl, data);
   // memory_restore asks for version 1: each prefilled memory gets it in its history.

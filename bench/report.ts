@@ -510,6 +510,7 @@ export function renderMarkdown(results: BenchResults): string {
     const key = `${r.scenario}|${r.memories ?? ''}|${r.ceilingFor ?? ''}`;
     groups.set(key, [...(groups.get(key) ?? []), r]);
   }
+  const withCpu = [...groups.values()].filter((rs) => rs.some((x) => x.cpu));
   for (const rs of groups.values()) {
     const r = rs[0] as HttpResult;
     const size =
@@ -537,6 +538,29 @@ export function renderMarkdown(results: BenchResults): string {
         `${formatNumber(rs.reduce((n, x) => n + x.requests, 0))} | ${detail} | ` +
         `${rs.map(byRound).join(', ')} |`,
     );
+  }
+  if (withCpu.length) {
+    lines.push(
+      '',
+      'Processor time per 2xx response, µs (the median of the rounds, each round after it): of the server process ' +
+        '(the instance, or the ceiling), and of the PostgreSQL cluster’s processes together. Each is the processes’ ' +
+        'time over the load’s wall time (its warm-up second included) divided by its ops/s.',
+      '',
+      '| scenario | server µs | database µs |',
+      '|---|---:|---:|',
+    );
+    for (const rs of withCpu) {
+      const measured = rs.filter((x) => x.cpu);
+      const cell = (of: (x: HttpResult) => number | undefined) => {
+        const values = measured.map(of).filter((v): v is number => v !== undefined);
+        return values.length
+          ? `${formatNumber(median(values))} (${values.map((v) => formatNumber(v)).join(', ')})`
+          : '—';
+      };
+      lines.push(
+        `| ${(rs[0] as HttpResult).scenario} | ${cell((x) => x.cpu?.serverUs)} | ${cell((x) => x.cpu?.databaseUs)} |`,
+      );
+    }
   }
   lines.push('');
   lines.push(

@@ -59,6 +59,7 @@ import {
 import { benchAgentContextStdio, type McpResult } from './mcp-stdio.js';
 import { type PostgresBench, startPostgresBench } from './postgres-instances.js';
 import { generatePrefill, prefillStore, writeSnapshot } from './prefill.js';
+import { cpuSeconds, used } from './process-cpu.js';
 import {
   type BenchResults,
   computeRatios,
@@ -75,6 +76,32 @@ import {
 import { benchServerMemory } from './server-memory.js';
 
 const SERVER_LOG_LEVEL = 'info';
+
+/**
+ * `load`, with the processor time per 2xx response of the `server` processes (and of the database's processes,
+ * picked by `database`) over it: their time over the call's wall time (warm-up included), over the ops/s.
+ */
+async function withCpu(
+  load: () => Promise<HttpResult>,
+  server: readonly number[],
+  database?: (pid: number, parent: number) => boolean,
+): Promise<HttpResult> {
+  const ofServer = (pid: number) => server.includes(pid);
+  const before = { server: cpuSeconds(ofServer), database: database && cpuSeconds(database) };
+  const started = performance.now();
+  const result = await load();
+  const wall = (performance.now() - started) / 1000;
+  const perOp = (seconds: number) => (seconds / wall / result.opsPerSec) * 1e6;
+  return {
+    ...result,
+    cpu: {
+      serverUs: perOp(used(before.server, cpuSeconds(ofServer))),
+      ...(database && before.database
+        ? { databaseUs: perOp(used(before.database, cpuSeconds(database))) }
+        : {}),
+    },
+  };
+}
 /** The least length of the unrecorded load each PostgreSQL instance gets before the rounds. */
 const PG_WARMUP_MIN_SECONDS = 5;
 
@@ -306,7 +333,12 @@ async function main(): Promise<void> {
       // Reads first, so that the first round sees the store at its nominal size; memory_store (which adds
       // keys) last.
       const tags = { memories: size, round };
-      note(await load('memory_retrieve', url, memoryRetrieveRequests(prefill.agents), settings, tags));
+      note(
+        await withCpu(
+          () => load('memory_retrieve', url, memoryRetrieveRequests(prefill.agents), settings, tags),
+          [pid],
+        ),
+      );
       note(await load('memory_search', url, memorySearchRequests(prefill.agents), settings, tags));
       note(await load('data (cached)', url, cachedDataRequests(prefill.agents), settings, tags));
       for (const [era, revision] of [
@@ -316,7 +348,12 @@ async function main(): Promise<void> {
         const requests = mcpRetrieveRequests(prefill.agents, revision);
         note(await load(MCP_HTTP_SCENARIOS[era], url, requests, settings, tags));
       }
-      note(await load('memory_store', url, memoryStoreRequests(prefill.agents), settings, tags));
+      note(
+        await withCpu(
+          () => load('memory_store', url, memoryStoreRequests(prefill.agents), settings, tags),
+          [pid],
+        ),
+      );
       // The JSON store's server right after its own load, before the PostgreSQL scenarios leave it idle.
       if (round === rounds) {
         afterLoad = await residentMemory(pid);
@@ -326,23 +363,52 @@ async function main(): Promise<void> {
         const [first, ...others] = pg.urls as [string, ...string[]];
         // Each ceiling (the textbook transaction by hand, issue 32) right before its scenario.
         const textbook = pg.textbookUrl;
+        const { pids, database } = pg;
+        const [firstPid] = pids.instances as [number];
+        const ceiling = { ceilingFor: size, round };
         note(
-          await load(PG_SCENARIOS.textbookGet, textbook, memoryRetrieveRequests(prefill.agents), settings, {
-            ceilingFor: size,
-            round,
-          }),
+          await withCpu(
+            () =>
+              load(
+                PG_SCENARIOS.textbookGet,
+                textbook,
+                memoryRetrieveRequests(prefill.agents),
+                settings,
+                ceiling,
+              ),
+            [pids.textbook],
+            database,
+          ),
         );
         note(
-          await load(PG_SCENARIOS.retrieve, first, memoryRetrieveRequests(prefill.agents), settings, tags),
+          await withCpu(
+            () => load(PG_SCENARIOS.retrieve, first, memoryRetrieveRequests(prefill.agents), settings, tags),
+            [firstPid],
+            database,
+          ),
         );
         note(await load(PG_SCENARIOS.cached, first, cachedDataRequests(prefill.agents), settings, tags));
         note(
-          await load(PG_SCENARIOS.textbookPost, textbook, memoryStoreRequests(prefill.agents), settings, {
-            ceilingFor: size,
-            round,
-          }),
+          await withCpu(
+            () =>
+              load(
+                PG_SCENARIOS.textbookPost,
+                textbook,
+                memoryStoreRequests(prefill.agents),
+                settings,
+                ceiling,
+              ),
+            [pids.textbook],
+            database,
+          ),
         );
-        note(await load(PG_SCENARIOS.store, first, memoryStoreRequests(prefill.agents), settings, tags));
+        note(
+          await withCpu(
+            () => load(PG_SCENARIOS.store, first, memoryStoreRequests(prefill.agents), settings, tags),
+            [firstPid],
+            database,
+          ),
+        );
         const targets = [first, ...others].map((target) => ({
           url: target,
           requests: cachedDataRequests(prefill.agents),
