@@ -546,8 +546,8 @@ export function renderMarkdown(results: BenchResults): string {
         '(the instance, or the ceiling), and of the PostgreSQL cluster’s processes together. Each is the processes’ ' +
         'time over the load’s wall time (its warm-up second included) divided by its ops/s.',
       '',
-      '| scenario | server µs | database µs |',
-      '|---|---:|---:|',
+      '| scenario | size | server µs | database µs |',
+      '|---|---|---:|---:|',
     );
     for (const rs of withCpu) {
       const measured = rs.filter((x) => x.cpu);
@@ -557,8 +557,11 @@ export function renderMarkdown(results: BenchResults): string {
           ? `${formatNumber(median(values))} (${values.map((v) => formatNumber(v)).join(', ')})`
           : '—';
       };
+      const r = rs[0] as HttpResult;
+      const size =
+        r.memories !== undefined ? formatNumber(r.memories) : `ceiling, ${formatNumber(r.ceilingFor ?? 0)}`;
       lines.push(
-        `| ${(rs[0] as HttpResult).scenario} | ${cell((x) => x.cpu?.serverUs)} | ${cell((x) => x.cpu?.databaseUs)} |`,
+        `| ${r.scenario} | ${size} | ${cell((x) => x.cpu?.serverUs)} | ${cell((x) => x.cpu?.databaseUs)} |`,
       );
     }
   }

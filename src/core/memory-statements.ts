@@ -16,12 +16,17 @@ import type { Input } from './schemas.js';
 
 type StoreInput = Input<'StoreInput'>;
 
-export function createMemoryStatements(charges: ChargeStatements, ledger: Ledger, limits: Limits) {
-  const rules: WriteRules = {
+/** How memories are written, as the store's statements take it. */
+export function writeRules(limits: Limits): WriteRules {
+  return {
     quota: limits.memoriesPerAgent,
     keep: limits.memoryHistoryVersions,
     retentionSeconds: limits.memoryHistoryRetentionSeconds,
   };
+}
+
+export function createMemoryStatements(charges: ChargeStatements, ledger: Ledger, limits: Limits) {
+  const rules = writeRules(limits);
 
   /** The result of a charge, or the error of its refusal (`own` maps the operation's own refusals). */
   function settled<T extends object>(

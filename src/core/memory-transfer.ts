@@ -4,13 +4,14 @@
  * memories (created, updated, unchanged, skipped by the policy, expired), then writes the plan in one
  * transaction charged per memory written, or refuses the whole of it; a dry run answers the plan, free.
  */
-import type { ChargeStatements, ImportItem, WriteRules } from './charge-port.js';
+import type { ChargeStatements, ImportItem } from './charge-port.js';
 import type { Clock } from './clock.js';
 import { AppError } from './errors.js';
 import type { ChargeContext, Ledger, Recorder } from './ledger.js';
 import type { Limits } from './limits.js';
 import { pagesByKey } from './memory-pages.js';
 import { expiryOf } from './memory-rules.js';
+import { writeRules } from './memory-statements.js';
 import { toMemoryView } from './memory-views.js';
 import { createMemoryWrites, live } from './memory-writes.js';
 import type { Memory } from './model.js';
@@ -22,12 +23,6 @@ import type { StorePort, StoreReader, StoreTx } from './store-port.js';
 const EXPORT_PAGE = 500;
 /** Plans an import makes before it leaves a busy agent's memories to the transaction path. */
 const IMPORT_PLANS = 3;
-
-const WRITE_RULES = (limits: Limits): WriteRules => ({
-  quota: limits.memoriesPerAgent,
-  keep: limits.memoryHistoryVersions,
-  retentionSeconds: limits.memoryHistoryRetentionSeconds,
-});
 
 type Line = Input<'ImportInput'>['ndjson'][number];
 type Outcome = 'created' | 'updated' | 'unchanged' | 'skipped' | 'expired';
@@ -238,7 +233,7 @@ export function createMemoryTransfer(
             ...(line.version === undefined ? {} : { version: line.version }),
           },
         }));
-      const outcome = await charges.importMemories({ ...request, cents }, items, WRITE_RULES(limits), answer);
+      const outcome = await charges.importMemories({ ...request, cents }, items, writeRules(limits), answer);
       if (outcome.refused === 'stale') continue;
       if (outcome.refused === 'import_quota_exceeded')
         throw importQuotaExceeded(outcome.created, outcome.held);

@@ -1,6 +1,6 @@
 /**
- * The json the charge functions (migration 0009) answer and keep for replays, as the model's records: memory
- * values in hex (bytea, which may hold NUL), instants as ISO text, refusals as the port's.
+ * The json the charge functions (migration 0009) answer, as the model's records: memory values in hex (bytea,
+ * which may hold NUL), instants as ISO text, refusals as the port's.
  */
 import type { ChargeRefusal } from '../../core/charge-port.js';
 import type { JsonObject, Memory, MemoryVersion } from '../../core/model.js';
@@ -24,12 +24,13 @@ export function toRefusal(r: Row): ChargeRefusal {
     case 'import_quota_exceeded':
       return { refused: 'import_quota_exceeded', held: int(r.held), created: int(r.created) };
     default:
-      return { refused: r.refused as Exclude<ChargeRefusal['refused'], 'stale'> } as ChargeRefusal;
+      // unauthorized, not_found, quota_exceeded, version_not_found, version_deleted, stale: nothing more.
+      return { refused: r.refused } as ChargeRefusal;
   }
 }
 
 /** A value the functions send as hex (bytea, which may hold NUL), as text. */
-export function fromHex(value: unknown): string {
+function fromHex(value: unknown): string {
   return Buffer.from(String(value), 'hex').toString('utf8');
 }
 
