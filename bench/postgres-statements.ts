@@ -15,7 +15,9 @@
  * own in both (the shared cache's statements are not the charge's). BENCH_ROUNDS (3), BENCH_SECONDS (5),
  * BENCH_PG_OPS (a comma-separated subset of the operations below), BENCH_PG_ROUTE (tcp, or unix: the socket),
  * BENCH_PG_POOL (10: the instance's AC_DB_POOL_MAX), BENCH_PG_FSYNC (off: fsync, synchronous_commit and
- * full_page_writes off, to see what the commit's flush costs; not a figure of record).
+ * full_page_writes off, to see what the commit's flush costs; not a figure of record), BENCH_PG_PROFILE (on: each
+ * measurement runs under V8's sampling profiler, which slows it; its self time is printed by part — pg, pg-protocol,
+ * our store, our core, Node's promises and sockets, the collector — and by function, in µs per operation).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -30,6 +32,7 @@ import type { StorePort } from '../src/core/store-port.js';
 import { fieldsOf, parseInput } from '../src/core/validation.js';
 import { openService } from '../src/service.js';
 import { PostgresCluster } from '../test/helpers/postgres-cluster.js';
+import { type CpuProfile, profiled, summarise, table } from './cpu-profile.js';
 import { type BenchAgent, generatePrefill, memoryValue } from './prefill.js';
 import { writePostgres } from './prefill-postgres.js';
 import { clusterProcesses, cpuSeconds, used } from './process-cpu.js';
@@ -39,6 +42,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUTE = process.env.BENCH_PG_ROUTE ?? 'tcp';
 const LOOPS = 50;
 const POOL = Number(process.env.BENCH_PG_POOL ?? 10);
+const PROFILE = process.env.BENCH_PG_PROFILE === 'on';
 
 const ownCpu = () => cpuSeconds((pid) => pid === process.pid);
 
@@ -221,7 +225,14 @@ try {
         ([way]) => !process.env.BENCH_PG_WAYS || process.env.BENCH_PG_WAYS.split(',').includes(way),
       );
       for (const [way, core] of round % 2 ? ways : [...ways].reverse()) {
-        const figures = await measure([runner(core, make)]);
+        let profile: CpuProfile | undefined;
+        const measured = () => measure([runner(core, make)]);
+        const figures = PROFILE
+          ? await profiled(measured).then((p) => {
+              profile = p.profile;
+              return p.result;
+            })
+          : await measured();
         const key = `${name}\t${way}`;
         results.set(key, [...(results.get(key) ?? []), figures]);
         console.log(
@@ -229,6 +240,13 @@ try {
             `${Math.round(figures.nodeUs)} µs, PostgreSQL ${Math.round(figures.postgresUs)} µs` +
             (figures.failures ? `; ${figures.failures} failed (${figures.firstFailure})` : ''),
         );
+        if (profile) {
+          // The profile spans the warm-up calls too; they are few (one per loop) beside the measured ones.
+          const ops = figures.perSecond * SECONDS;
+          const { byPart, byFunction } = summarise(profile);
+          console.log(`${table(`  self time by part (${name}, ${way})`, byPart, 20, ops)}\n`);
+          console.log(`${table(`  self time by function (${name}, ${way})`, byFunction, 25, ops)}\n`);
+        }
       }
     }
   }

@@ -9,60 +9,12 @@
  */
 import { copyFile, mkdir, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { type CpuProfile, summarise, table } from './cpu-profile.js';
 import { startFakeOpenMeteo } from './fake-upstream.js';
 import { load, primeWeatherCache } from './http-load.js';
 import { cleanupAll, defer, makeTempDir, ROOT, spawnBenchServer } from './lifecycle.js';
 import { scenarioSetting, setting } from './one-scenario.js';
 import { prefillStore } from './prefill.js';
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-
-interface CpuProfile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
-
-function shortUrl(url: string): string {
-  if (url === '') return '(native)';
-  const cleaned = url.replace(/^file:\/\//, '');
-  const inModules = cleaned.lastIndexOf('node_modules/');
-  if (inModules >= 0) return cleaned.slice(inModules + 'node_modules/'.length);
-  return cleaned.startsWith(ROOT) ? path.relative(ROOT, cleaned) : cleaned;
-}
-
-/** Self time in ms by "function (file:line)" and by file, from the sampled profile. */
-function summarise(profile: CpuProfile): { byFunction: Map<string, number>; byFile: Map<string, number> } {
-  const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
-  const byFunction = new Map<string, number>();
-  const byFile = new Map<string, number>();
-  profile.samples.forEach((id, index) => {
-    const node = nodes.get(id);
-    if (!node) return;
-    const ms = (profile.timeDeltas[index] ?? 0) / 1000;
-    const file = shortUrl(node.callFrame.url);
-    const fn = `${node.callFrame.functionName || '(anonymous)'} (${file}:${node.callFrame.lineNumber + 1})`;
-    byFunction.set(fn, (byFunction.get(fn) ?? 0) + ms);
-    byFile.set(file, (byFile.get(file) ?? 0) + ms);
-  });
-  return { byFunction, byFile };
-}
-
-function table(title: string, rows: Map<string, number>, top: number): string {
-  const total = [...rows.values()].reduce((sum, ms) => sum + ms, 0);
-  const lines = [...rows]
-    .sort(([, a], [, b]) => b - a)
-    .slice(0, top)
-    .map(
-      ([name, ms]) =>
-        `${((100 * ms) / total).toFixed(1).padStart(5)}%  ${ms.toFixed(0).padStart(6)} ms  ${name}`,
-    );
-  return [`${title} (total ${total.toFixed(0)} ms)`, ...lines].join('\n');
-}
 
 async function main(): Promise<void> {
   const { scenario, requestsFor } = scenarioSetting('BENCH_PROFILE_SCENARIO');
@@ -103,9 +55,10 @@ async function main(): Promise<void> {
   const [file] = (await readdir(profileDir)).filter((name) => name.endsWith('.cpuprofile'));
   if (!file) throw new Error('the server wrote no CPU profile');
   const profile = JSON.parse(await readFile(path.join(profileDir, file), 'utf8')) as CpuProfile;
-  const { byFunction, byFile } = summarise(profile);
+  const { byFunction, byFile, byPart } = summarise(profile);
   process.stdout.write(
-    `${table('Self time by file', byFile, top)}\n\n${table('Self time by function', byFunction, top)}\n`,
+    `${table('Self time by part', byPart, top)}\n\n${table('Self time by file', byFile, top)}\n\n` +
+      `${table('Self time by function', byFunction, top)}\n`,
   );
   const kept = path.join(ROOT, 'bench', 'results', `${scenario}.cpuprofile`);
   await mkdir(path.dirname(kept), { recursive: true });
