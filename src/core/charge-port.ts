@@ -100,7 +100,10 @@ export interface ChargeStatements {
     limit: number,
     rules: WriteRules,
   ): Promise<Charged<{ currentVersion: number | null; versions: MemoryVersion[] }>>;
-  /** memory_restore: `version` of the key's history written again, if the live memory is at `expectedVersion`. */
+  /**
+   * memory_restore: `version` of the key's history written again, if the live memory is at `expectedVersion`;
+   * refused as `stale` when that version kept changing while the store read it.
+   */
   restoreMemory(
     charge: ChargeRequest,
     restore: { key: string; version: number; expectedVersion?: number },

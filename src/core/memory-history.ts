@@ -71,8 +71,10 @@ export function createMemoryHistory(
     const charge = { cents: price.cents, operation: price.operation, ref: { memoryKey: input.memory_key } };
     if (statements && ledger.inOneStatement(record)) {
       const done = await statements.restore(agentId, input, charge, record);
-      semantic?.written(agentId, [done.memory]);
-      return restoreAnswer(done.memory, done.created, input.version, charge.cents, done.balanceCents);
+      if (done) {
+        semantic?.written(agentId, [done.memory]);
+        return restoreAnswer(done.memory, done.created, input.version, charge.cents, done.balanceCents);
+      }
     }
     const work = async (tx: StoreTx) => {
       const at = clock.now();

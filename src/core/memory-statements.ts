@@ -116,6 +116,7 @@ export function createMemoryStatements(charges: ChargeStatements, ledger: Ledger
     );
   }
 
+  /** memory_restore; undefined when its version kept changing under it (the transaction path then answers). */
   async function restore(
     agentId: string,
     input: Input<'RestoreInput'>,
@@ -132,6 +133,8 @@ export function createMemoryStatements(charges: ChargeStatements, ledger: Ledger
       },
       rules,
     );
+    // Its version kept changing under it: the transaction path takes it (undefined).
+    if (outcome.refused === 'stale') return undefined;
     const written = writeRefusal(() => input);
     return settled(outcome, charge.cents, (refusal) => {
       if (refusal.refused === 'version_not_found')

@@ -23,6 +23,11 @@ import type { StorePort, StoreReader, StoreTx } from './store-port.js';
 const EXPORT_PAGE = 500;
 /** Plans an import makes before it leaves a busy agent's memories to the transaction path. */
 const IMPORT_PLANS = 3;
+/**
+ * The most lines an import writes in one statement; a larger one takes the transaction path, where each of its
+ * statements has the statement timeout to itself (one statement writing thousands of memories could outlast it).
+ */
+const IMPORT_STATEMENT_LINES = 1000;
 
 type Line = Input<'ImportInput'>['ndjson'][number];
 type Outcome = 'created' | 'updated' | 'unchanged' | 'skipped' | 'expired';
@@ -94,9 +99,21 @@ export function createMemoryTransfer(
       existing: Memory | undefined;
       content: ReturnType<typeof contentOf>;
     }[] = [];
+    // Every line's memory in one read where the store can (a database), else key by key.
+    const stored = reader.getMemories
+      ? new Map(
+          (await reader.getMemories(agentId, [...new Set(lines.map((l) => l.memory_key))])).map((m) => [
+            m.key,
+            m,
+          ]),
+        )
+      : undefined;
     for (const line of lines) {
       const content = contentOf(line, at);
-      const existing = live(await reader.getMemory(agentId, line.memory_key), now);
+      const existing = live(
+        stored ? stored.get(line.memory_key) : await reader.getMemory(agentId, line.memory_key),
+        now,
+      );
       let outcome: Outcome;
       if (content.expiresAt !== undefined && content.expiresAt <= now) outcome = 'expired';
       else if (!existing) outcome = 'created';
@@ -157,7 +174,7 @@ export function createMemoryTransfer(
         credit_balance_cents: account?.balanceCents ?? 0,
       };
     }
-    if (store.charges && ledger.inOneStatement(record)) {
+    if (store.charges && ledger.inOneStatement(record) && input.ndjson.length <= IMPORT_STATEMENT_LINES) {
       const done = await importInOneStatement(store.charges, agentId, input, price, record);
       if (done) return done;
     }

@@ -70,8 +70,15 @@ const RESTORE_READ =
 /** SQLSTATEs the functions raise: a claim lost to another request, a batch's later item refused. */
 const CLAIM_LOST = 'AC409';
 const ITEM_REFUSED = 'AC422';
-/** Reads a restore makes when its version changes under it, before it gives up. */
+/** Reads a restore makes when its version changes under it, before it leaves it to the transaction path. */
 const RESTORE_READS = 3;
+/**
+ * Errors after which the statement is sent again: a deadlock (another writer locked rows of the same agent in
+ * another order: a vector save, the sweeper) or a serialization failure. The statement rolled back whole and
+ * its claim, if any, is still this request's, so sending it again is safe.
+ */
+const RETRYABLE = new Set(['40P01', '40001']);
+const MAX_ATTEMPTS = 3;
 
 /** A template's two parameters (NULL without a claim: no record to write). */
 function template(answer: AnswerTemplate | undefined): [string[] | null, string[] | null] {
@@ -168,11 +175,11 @@ export class PostgresCharges implements ChargeStatements {
   ) {
     for (let read = 1; ; read++) {
       // The version's content as it stands, for its search terms; the statement checks it is still so.
-      const { rows } = await this.db.query(
-        RESTORE_READ,
-        [charge.agentId, restore.key, restore.version],
-        charge.agentId,
-      );
+      const { rows } = await this.db
+        .query(RESTORE_READ, [charge.agentId, restore.key, restore.version], charge.agentId)
+        .catch((err: unknown) => {
+          throw isUnreachable(err) ? unavailable(err) : err;
+        });
       const entry = rows[0] as Row | undefined;
       const terms =
         entry && entry.deleted !== true && entry.value !== null
@@ -246,14 +253,18 @@ export class PostgresCharges implements ChargeStatements {
     result: (r: Row) => T,
   ): Promise<Charged<T>> {
     let r: Row;
-    try {
-      const { rows } = await this.db.query(text, values, values[0] as string);
-      r = (rows[0] as Row).r as Row;
-    } catch (err) {
-      // A batch's later item refused: the statement rolled back, and the refusal is the batch's.
-      const { code, detail } = err as { code?: unknown; detail?: unknown };
-      if (code === ITEM_REFUSED && typeof detail === 'string') return toRefusal(JSON.parse(detail));
-      throw failure(err);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const { rows } = await this.db.query(text, values, values[0] as string);
+        r = (rows[0] as Row).r as Row;
+        break;
+      } catch (err) {
+        // A batch's later item refused: the statement rolled back, and the refusal is the batch's.
+        const { code, detail } = err as { code?: unknown; detail?: unknown };
+        if (code === ITEM_REFUSED && typeof detail === 'string') return toRefusal(JSON.parse(detail));
+        if (attempt < MAX_ATTEMPTS && typeof code === 'string' && RETRYABLE.has(code)) continue;
+        throw failure(err);
+      }
     }
     if (typeof r.refused === 'string') return toRefusal(r);
     return { ...result(r), balanceCents: int(r.balance) };

@@ -23,8 +23,3 @@ export function nameOf(text: string): string {
   }
   return name;
 }
-
-/** `db`, its `query(text, values)` calls sent as named statements. */
-export function preparing(db: Queryable): Statements {
-  return { query: (text, values) => db.query({ name: nameOf(text), text, values: values ?? [] }) };
-}

@@ -13,6 +13,8 @@ import { AppError } from '../../../src/core/errors.js';
 import { DEFAULT_LIMITS } from '../../../src/core/limits.js';
 import type { LiveDataSource } from '../../../src/core/live-port.js';
 import type { JsonObject } from '../../../src/core/model.js';
+import type { StorePort } from '../../../src/core/store-port.js';
+import { fieldsOf, parseInput } from '../../../src/core/validation.js';
 import { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
 import { type TestDatabase, testDatabase } from '../../helpers/postgres.js';
 import { TcpRelay } from '../../helpers/tcp-relay.js';
@@ -247,5 +249,92 @@ describe('a charged operation on PostgreSQL', () => {
       code: 'not_found',
       details: { memory_key: 'never', version: 3 },
     });
+  });
+
+  it('writes a large import on the transaction path, and a smaller one in one statement, charging each memory', async () => {
+    const agent = await register('import@example.com');
+    await core.accounts.addCredits({ email: 'import@example.com', cents: 10_000 });
+    const lines = (n: number, prefix: string) =>
+      Array.from({ length: n }, (_, i) =>
+        JSON.stringify({ memory_key: `${prefix}.${i}`, memory_value: `value ${i}`, memory_type: 'fact' }),
+      ).join('\n');
+    // The large import straight to the database: through the relay each of its round trips waits longer.
+    const direct = new PostgresStore({ connectionString: database.url, poolMax: 2 });
+    const directCore = createCore({ store: direct, cache: createNodeLiveCache(60), live });
+    const importOf = (ndjson: string, through = core) => {
+      const schema = through.schemas.ImportInput;
+      return through.transfer.importMemories(agent, parseInput(schema, { ndjson }, fieldsOf(schema)), {
+        charge: { operation: 'memory_import', cents: 1 },
+      });
+    };
+    const before = await money(agent);
+    // One statement for up to 1,000 lines: the plan's reads (every line's memory in one) and the statement,
+    // whose 900 lines may take the relay a few chunks; a read per line would be 900 more.
+    const trips = await roundTrips(async () => {
+      const small = await importOf(lines(900, 'small'));
+      expect(small).toMatchObject({ created: 900, cost_cents: 900 });
+    });
+    expect(trips).toBeLessThan(20);
+    // More: the transaction path (BEGIN, its reads and writes, COMMIT: more round trips), the same answer.
+    const large = await importOf(lines(1200, 'large'), directCore).finally(() => direct.close());
+    expect(large).toMatchObject({
+      created: 1200,
+      cost_cents: 1200,
+      credit_balance_cents: before.balance - 2100,
+    });
+    const after = await money(agent);
+    expect(after).toEqual({
+      balance: before.balance - 2100,
+      seq: before.seq + 2,
+      entries: before.entries + 2,
+      sum: before.sum - 2100,
+    });
+    const { rows } = await admin.query('SELECT count(*)::int AS n FROM memories WHERE agent_id = $1', [
+      agent,
+    ]);
+    expect(rows[0].n).toBe(2100);
+  });
+
+  it('leaves a restore whose version keeps changing to the transaction path, which answers it', async () => {
+    const agent = await register('stale@example.com');
+    for (const value of ['first', 'second'])
+      await core.memories.storeMemory(
+        agent,
+        { memory_key: 's', memory_value: value, memory_type: 'context' },
+        STORE,
+      );
+    const charges = store.charges as NonNullable<StorePort['charges']>;
+    const alwaysStale = Object.create(charges, {
+      restoreMemory: { value: async () => ({ refused: 'stale' as const }) },
+    });
+    const staleCore = createCore({
+      store: Object.create(store, { charges: { value: alwaysStale } }) as StorePort,
+      cache: createNodeLiveCache(60),
+      live,
+    });
+    const before = await money(agent);
+    const restored = await staleCore.memories.restoreMemory(
+      agent,
+      { memory_key: 's', version: 1 },
+      { charge: { operation: 'memory_restore', cents: 1 } },
+    );
+    expect(restored).toMatchObject({ restored_from: 1, credit_balance_cents: before.balance - 1 });
+    const read = await core.memories.retrieveMemory(agent, { memory_key: 's' }, RETRIEVE);
+    expect(read.memory.memory_value).toBe('first');
+    const after = await money(agent);
+    expect(after.balance).toBe(after.sum);
+    expect(after.seq).toBe(before.seq + 2);
+  });
+
+  it('refuses to fill an answer template with a missing value (a replay must never get an empty answer)', async () => {
+    const filled = await admin.query(
+      "SELECT ac_fill(ROW(ARRAY['{\"a\":', '}'], ARRAY['x'])::ac_template, ROW(ARRAY['x'], ARRAY['1'])::ac_values) AS t",
+    );
+    expect(filled.rows[0].t).toBe('{"a":1}');
+    await expect(
+      admin.query(
+        "SELECT ac_fill(ROW(ARRAY['{\"a\":', '}'], ARRAY['y'])::ac_template, ROW(ARRAY['x'], ARRAY['1'])::ac_values)",
+      ),
+    ).rejects.toMatchObject({ code: 'XX000' });
   });
 });
