@@ -278,6 +278,23 @@ export function createLedger(
     }
   }
 
+  /**
+   * A charge for an answer built before it (a search page, live data), as one statement (`store.charges`):
+   * `answer` with the balance after the charge, or the refusal's error. `answer` is what a replay of the
+   * request's idempotency key gets, its `credit_balance_cents` set by the store.
+   */
+  async function chargeAnswer<A extends JsonObject & { credit_balance_cents: number }>(
+    agentId: string,
+    charge: Charge,
+    record: Recorder | undefined,
+    answer: A,
+  ): Promise<A> {
+    const charges = store.charges as NonNullable<StorePort['charges']>;
+    const outcome = await charges.charge(chargeRequest(agentId, charge, record), answer);
+    if (outcome.refused !== undefined) throw refusalError(outcome, charge.cents);
+    return { ...answer, credit_balance_cents: outcome.balanceCents };
+  }
+
   return {
     dailyLimitOf,
     spentToday,
@@ -288,6 +305,7 @@ export function createLedger(
     runCharged,
     inOneStatement,
     chargeRequest,
+    chargeAnswer,
     refusalError,
   };
 }

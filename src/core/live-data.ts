@@ -24,17 +24,9 @@
  *   transaction of their own, with the debit of the cached price when it is not 0).
  */
 
-import type { ChargeStatements } from './charge-port.js';
 import type { Clock } from './clock.js';
 import { AppError } from './errors.js';
-import {
-  type Charge,
-  type ChargeContext,
-  type Ledger,
-  type LedgerRef,
-  loadAccount,
-  type Recorder,
-} from './ledger.js';
+import { type ChargeContext, type Ledger, type LedgerRef, loadAccount } from './ledger.js';
 import {
   answerView,
   CACHED_ONLY,
@@ -45,7 +37,7 @@ import {
   servedFromCache,
 } from './live-answer.js';
 import type { CachedLiveResult, LiveCache, LiveDataSource } from './live-port.js';
-import type { JsonObject, QueryType } from './model.js';
+import type { QueryType } from './model.js';
 import type { Input, Output } from './schemas.js';
 import type { StorePort } from './store-port.js';
 
@@ -111,7 +103,7 @@ export function createLiveData(
     }
     const charge = { cents: served.cost, operation: price.operation, ref };
     if (ledger.inOneStatement(record)) {
-      return chargeInOneStatement(agentId, charge, record, view(type, result, served, 0));
+      return ledger.chargeAnswer(agentId, charge, record, view(type, result, served, 0));
     }
     return store.transact(async (tx) => {
       const account = await ledger.debit(tx, await loadAccount(tx, agentId), charge, record);
@@ -119,19 +111,6 @@ export function createLiveData(
       if (record) await record(tx, response);
       return response;
     });
-  }
-
-  /** A debit (and idempotency record) as one statement (charge-port.ts): `answer` with the balance after it. */
-  async function chargeInOneStatement(
-    agentId: string,
-    charge: Charge,
-    record: Recorder | undefined,
-    answer: DataOutput,
-  ): Promise<DataOutput> {
-    const charges = store.charges as ChargeStatements;
-    const outcome = await charges.charge(ledger.chargeRequest(agentId, charge, record), answer as JsonObject);
-    if (outcome.refused !== undefined) throw ledger.refusalError(outcome, charge.cents);
-    return { ...answer, credit_balance_cents: outcome.balanceCents };
   }
 
   const fromCache = (cached: CachedLiveResult | undefined, cacheMinutes: number, cachedPrice: number) =>
@@ -154,7 +133,7 @@ export function createLiveData(
       const charge = { cents: price, operation: declared.operation, ref };
       const served: Served = { fromCache: false, cost: price, state: 'fresh' };
       const response = ledger.inOneStatement(record)
-        ? await chargeInOneStatement(agentId, charge, record, view(input.query_type, result, served, 0))
+        ? await ledger.chargeAnswer(agentId, charge, record, view(input.query_type, result, served, 0))
         : await store.transact(async (tx) => {
             const account = await ledger.debit(tx, await loadAccount(tx, agentId), charge, record);
             const body = view(input.query_type, result, served, account.balanceCents);

@@ -214,8 +214,8 @@ export function createMemories(
       credit_balance_cents: balanceCents,
     });
     // One statement: the page read first, then its charge (nothing a search reads can refuse it).
-    if (statements && ledger.inOneStatement(record)) {
-      return statements.chargeFor(agentId, charge, record, answer(await store.read(page), 0));
+    if (ledger.inOneStatement(record)) {
+      return ledger.chargeAnswer(agentId, charge, record, answer(await store.read(page), 0));
     }
     return ledger.runCharged(
       agentId,

@@ -11,7 +11,7 @@ import type { Charge, Ledger, Recorder } from './ledger.js';
 import type { Limits } from './limits.js';
 import { deleteNotRestorable, quotaExceeded, versionNotInHistory } from './memory-answers.js';
 import { checkCondition, expiryOf, memoryNotFound, type WriteCondition } from './memory-rules.js';
-import type { JsonObject, Memory } from './model.js';
+import type { Memory } from './model.js';
 import type { Input } from './schemas.js';
 
 type StoreInput = Input<'StoreInput'>;
@@ -37,6 +37,12 @@ export function createMemoryStatements(charges: ChargeStatements, ledger: Ledger
     if (outcome.refused === undefined) return outcome;
     throw own(outcome) ?? ledger.refusalError(outcome, cents);
   }
+
+  /** A refusal for want of the memory under `key`: its 404. */
+  const notFound =
+    (key: string) =>
+    (refusal: ChargeRefusal): AppError | undefined =>
+      refusal.refused === 'not_found' ? memoryNotFound(key) : undefined;
 
   /** The refusals of a memory write: a condition, the quota. */
   function writeRefusal(conditions: (key: string) => WriteCondition) {
@@ -98,9 +104,7 @@ export function createMemoryStatements(charges: ChargeStatements, ledger: Ledger
   ) {
     const request = ledger.chargeRequest(agentId, charge, record);
     const outcome = await charges.retrieveMemory(request, input.memory_key, input.refresh_on_read === true);
-    return settled(outcome, charge.cents, (refusal) =>
-      refusal.refused === 'not_found' ? memoryNotFound(input.memory_key) : undefined,
-    );
+    return settled(outcome, charge.cents, notFound(input.memory_key));
   }
 
   async function history(
@@ -111,9 +115,7 @@ export function createMemoryStatements(charges: ChargeStatements, ledger: Ledger
   ) {
     const request = ledger.chargeRequest(agentId, charge, record);
     const outcome = await charges.memoryHistory(request, input.memory_key, input.limit, rules);
-    return settled(outcome, charge.cents, (refusal) =>
-      refusal.refused === 'not_found' ? memoryNotFound(input.memory_key) : undefined,
-    );
+    return settled(outcome, charge.cents, notFound(input.memory_key));
   }
 
   /** memory_restore; undefined when its version kept changing under it (the transaction path then answers). */
@@ -144,21 +146,7 @@ export function createMemoryStatements(charges: ChargeStatements, ledger: Ledger
     });
   }
 
-  /**
-   * A charge for an answer built before it (search): the answer with the balance after the charge. `answer`'s
-   * `credit_balance_cents` is what the store sets.
-   */
-  async function chargeFor<A extends JsonObject & { credit_balance_cents: number }>(
-    agentId: string,
-    charge: Charge,
-    record: Recorder | undefined,
-    answer: A,
-  ): Promise<A> {
-    const outcome = await charges.charge(ledger.chargeRequest(agentId, charge, record), answer);
-    return { ...answer, credit_balance_cents: settled(outcome, charge.cents).balanceCents };
-  }
-
-  return { storeItems, retrieve, history, restore, chargeFor };
+  return { storeItems, retrieve, history, restore };
 }
 
 export type MemoryStatements = ReturnType<typeof createMemoryStatements>;

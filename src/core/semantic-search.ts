@@ -22,7 +22,6 @@ import type { Memory } from './model.js';
 import {
   asciiLower,
   holdsTerm,
-  keyTier,
   metadataText,
   neighbourKeys,
   queryTerms,
@@ -47,15 +46,6 @@ export const SEMANTIC_MAX = 100;
 export const BLEND = 1;
 /** The share of its best neighbour's own score a memory gains. */
 export const NEIGHBOUR_SHARE = 0.3;
-
-/** Whether a store's lexical search finds `memory` for `text`: a term of it held, or the key holding it. */
-export function lexicallyMatches(
-  memory: Memory,
-  text: string,
-  wanted: ReadonlySet<string> = new Set(queryTerms(text)),
-): boolean {
-  return keyTier(memory.key, text) > 0 || holdsAnyTerm(memory, wanted, initialsOf(wanted));
-}
 
 /** The first UTF-16 code of each term (see `holdsTerm`). */
 function initialsOf(terms: ReadonlySet<string>): Set<number> {

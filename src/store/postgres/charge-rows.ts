@@ -3,10 +3,8 @@
  * which may hold NUL), instants as ISO text, refusals as the port's.
  */
 import type { ChargeRefusal } from '../../core/charge-port.js';
-import type { JsonObject, Memory, MemoryVersion } from '../../core/model.js';
-import { int, iso } from './postgres-rows.js';
-
-export type Row = Record<string, unknown>;
+import type { Memory, MemoryVersion } from '../../core/model.js';
+import { int, type Row, toMemory, toMemoryVersion } from './postgres-rows.js';
 
 /** A refusal as the functions answer it, as the port's. */
 export function toRefusal(r: Row): ChargeRefusal {
@@ -29,38 +27,17 @@ export function toRefusal(r: Row): ChargeRefusal {
   }
 }
 
-/** A value the functions send as hex (bytea, which may hold NUL), as text. */
-function fromHex(value: unknown): string {
-  return Buffer.from(String(value), 'hex').toString('utf8');
-}
+/** A value the functions send as hex (bytea, which may hold NUL), as the bytes a row's bytea column holds. */
+const bytesOf = (value: unknown) => Buffer.from(String(value), 'hex');
 
-/** A memory as the functions answer it (ac_memory_json). */
+/** A memory as the functions answer it (ac_memory_json): the columns of its row, but the agent's id. */
 export function memoryOf(agentId: string, m: Row): Memory {
-  return {
-    agentId,
-    key: String(m.key),
-    value: fromHex(m.value),
-    type: m.type as Memory['type'],
-    metadata: m.metadata as JsonObject,
-    createdAt: iso(m.created_at),
-    updatedAt: iso(m.updated_at),
-    version: int(m.version),
-    ...(m.expires_at === null ? {} : { expiresAt: iso(m.expires_at) }),
-    ...(m.ttl_seconds === null ? {} : { ttlSeconds: int(m.ttl_seconds) }),
-  };
+  return toMemory({ ...m, agent_id: agentId, value: bytesOf(m.value) });
 }
 
-/** A history entry as the functions answer it (ac_version_json). */
+/** A history entry as the functions answer it (ac_version_json): its row's columns, but the agent and key. */
 export function versionOf(agentId: string, key: string, h: Row): MemoryVersion {
-  const base = { agentId, key, version: int(h.version), at: iso(h.at) };
-  if (h.deleted === true) return { ...base, deleted: true };
-  return {
-    ...base,
-    value: fromHex(h.value),
-    type: h.type as Memory['type'],
-    metadata: h.metadata as JsonObject,
-    ...(h.ttl_seconds === null ? {} : { ttlSeconds: int(h.ttl_seconds) }),
-  };
+  return toMemoryVersion({ ...h, agent_id: agentId, key, value: bytesOf(h.value) });
 }
 
 /** The json of a memory_store's results. */

@@ -17,7 +17,7 @@ import type {
 } from '../../core/charge-port.js';
 import { AppError } from '../../core/errors.js';
 import type { JsonObject } from '../../core/model.js';
-import { memoryOf, type Row, storeResultsOf, toRefusal, versionOf } from './charge-rows.js';
+import { memoryOf, storeResultsOf, toRefusal, versionOf } from './charge-rows.js';
 import { SEARCH_VECTOR, searchTermsOf } from './memory-query-sql.js';
 import {
   type AnswerTemplate,
@@ -28,7 +28,7 @@ import {
   withBalance,
 } from './postgres-answers.js';
 import { isUnreachable, unavailable } from './postgres-errors.js';
-import { int } from './postgres-rows.js';
+import { int, type Row, text } from './postgres-rows.js';
 
 /** The charge's fields as the function's `ac_charge` argument, in parameters $1-$15. */
 const CHARGE =
@@ -185,7 +185,7 @@ export class PostgresCharges implements ChargeStatements {
         entry && entry.deleted !== true && entry.value !== null
           ? searchTermsOf({
               key: restore.key,
-              value: (entry.value as Buffer).toString('utf8'),
+              value: text(entry.value),
               metadata: (entry.metadata ?? {}) as JsonObject,
             })
           : [null, null, null];
