@@ -128,17 +128,20 @@ try {
     ROUTE === 'unix'
       ? `postgresql://postgres@localhost/agent_context?host=${encodeURIComponent(cluster.dir)}&port=${cluster.address.port}`
       : tcpUrl;
-  const service = await openService(
-    loadConfig({
-      DATABASE_URL: url,
-      DATA_DIR: '',
-      AC_DB_POOL_MAX: String(POOL),
-      AC_EMBEDDINGS: 'off',
-      AC_RATE_LIMIT: 'off',
-      AC_LOG_LEVEL: 'silent',
-    }),
-    { command: 'bench', live: instantWeather },
-  );
+  /** An instance of the service on the database (the faces' settings, nothing else running). */
+  const instance = () =>
+    openService(
+      loadConfig({
+        DATABASE_URL: url,
+        DATA_DIR: '',
+        AC_DB_POOL_MAX: String(POOL),
+        AC_EMBEDDINGS: 'off',
+        AC_RATE_LIMIT: 'off',
+        AC_LOG_LEVEL: 'silent',
+      }),
+      { command: 'bench', live: instantWeather },
+    );
+  const service = await instance();
   const store = service.store;
   // The transaction path: the same store without its charge functions, as the core ran before issue 32.
   const inTransactions = Object.create(store, { charges: { value: undefined } }) as StorePort;
@@ -269,17 +272,7 @@ try {
       loadConfig({ DATA_DIR: dataDir, AC_EMBEDDINGS: 'off', AC_RATE_LIMIT: 'off', AC_LOG_LEVEL: 'silent' }),
       { command: 'bench', live: instantWeather },
     );
-    const second = await openService(
-      loadConfig({
-        DATABASE_URL: url,
-        DATA_DIR: '',
-        AC_DB_POOL_MAX: String(POOL),
-        AC_EMBEDDINGS: 'off',
-        AC_RATE_LIMIT: 'off',
-        AC_LOG_LEVEL: 'silent',
-      }),
-      { command: 'bench', live: instantWeather },
-    );
+    const second = await instance();
     try {
       const registered = await json.core.accounts.register({ email: 'busy@example.com' });
       for (let i = 0; i < 10; i++)

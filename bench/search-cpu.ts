@@ -8,9 +8,10 @@
  * BENCH_SEARCH_CPU_OUT=<file> writes the first pass's answers (keys and scores), to compare two versions.
  * It runs the built code (dist/).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './lifecycle.js';
+import { vocabulary } from './search-vocabulary.js';
 
 // The built modules (dist/ has no type declarations).
 const dist = (module: string): Promise<any> => import(path.join(ROOT, 'dist', module));
@@ -24,20 +25,9 @@ const random = () => {
   seed = (seed * 1103515245 + 12345) & 0x7fffffff;
   return seed / 0x80000000;
 };
-const corpus = JSON.parse(
-  readFileSync(path.join(ROOT, 'test', 'fixtures', 'search-corpus.json'), 'utf8'),
-) as { value: string }[];
-const counts = new Map<string, number>();
-for (const { value } of corpus) {
-  for (const word of value.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
-    counts.set(word, (counts.get(word) ?? 0) + 1);
-  }
-}
-const vocabulary = [...counts].sort((a, b) => b[1] - a[1]).map(([word]) => word);
+const words = vocabulary();
 const zipf = () =>
-  vocabulary[
-    Math.min(vocabulary.length - 1, Math.floor(Math.exp(random() * Math.log(vocabulary.length))))
-  ] as string;
+  words[Math.min(words.length - 1, Math.floor(Math.exp(random() * Math.log(words.length))))] as string;
 const text = (n: number) => Array.from({ length: n }, zipf).join(' ');
 
 const N = Number(process.env.N ?? 2000);

@@ -1,21 +1,3 @@
-/**
- * `npm run bench:search` (issue 15): ranked memory_search over an agent with 10,000 memories on the JSON
- * store, and what keeping the search index costs a store. One server holds two agents of 10,000 memories
- * each, their values 30 words drawn (Zipf-like) from the vocabulary of the search-quality corpus. Agent A's
- * index is built by one ranked query before the rounds (its time is reported). Each round measures, back to
- * back at BENCH_CONNECTIONS (10):
- *   - bare Express GET (the ceiling, with the scenarios' own requests),
- *   - memory_store updating agent B's memories (B is never searched: no index, today's store path) and
- *     memory_store updating agent A's memories (its index kept in step with each), each twice, in the order
- *     B A A B (odd rounds) or A B B A (even rounds): each side's figure is the mean of its two runs, so
- *     that neither has the quieter moment or the journal's fold to itself by its place in the round,
- *   - memory_search with a query of 1-3 vocabulary words over agent A.
- * Targets: ranked p99 <= 20 ms; store with the index >= 0.9 of the store without, within each round.
- * It runs as the last part of `npm run bench` too (BENCH_SEARCH=off skips it there).
- * Settings: BENCH_ROUNDS (3), BENCH_SECONDS (6), BENCH_WARMUP_SECONDS (1), BENCH_CONNECTIONS (10);
- * BENCH_SEARCH_PROFILE=<dir> runs the server under --cpu-prof and leaves its profile there.
- */
-import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { AutocannonRequest } from 'autocannon';
@@ -33,6 +15,7 @@ import {
 } from './lifecycle.js';
 import { type BenchAgent, generatePrefill, writeSnapshot } from './prefill.js';
 import { median } from './report.js';
+import { vocabulary } from './search-vocabulary.js';
 
 const PER_AGENT = 10_000;
 const WORDS_PER_VALUE = 30;
@@ -42,20 +25,6 @@ function envNumber(name: string, fallback: number): number {
   const n = raw === undefined ? fallback : Number(raw);
   if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer`);
   return n;
-}
-
-/** The distinct words of the search-quality corpus, most frequent first. */
-function vocabulary(): string[] {
-  const corpus = JSON.parse(
-    readFileSync(path.join(ROOT, 'test', 'fixtures', 'search-corpus.json'), 'utf8'),
-  ) as { value: string }[];
-  const counts = new Map<string, number>();
-  for (const { value } of corpus) {
-    for (const word of value.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
-      counts.set(word, (counts.get(word) ?? 0) + 1);
-    }
-  }
-  return [...counts].sort((a, b) => b[1] - a[1]).map(([word]) => word);
 }
 
 /** A word, rank r drawn with probability about 1/r (Zipf), as words are in text. */
