@@ -1,18 +1,29 @@
 /**
- * The optional part of the store port through which a database runs each charged operation as one statement
- * (issue 32): the account's check and debit, the operation's reads and writes, the ledger entry and the
- * idempotency record, committed together without a transaction held open across round trips. A store that
- * offers it (PostgreSQL) applies the same rules as the core's `runCharged` path (ledger.ts, memory-writes.ts);
- * the core turns each refusal into the error that path throws, so that both stores answer alike. The JSON
- * store does not offer it: its transactions cost no round trips.
+ * The charge port: the one way the core runs a charged operation (retrieve, store and batch, history,
+ * restore, import, and the charge of an answer built before it: a search page, live data) on a store. The
+ * core says, in its own terms, who pays, how much and under which ledger entry (`ChargeRequest`), what to
+ * check and change (the operation's arguments and the `WriteRules`), and the answer is built from what the
+ * store reports (memory-answers.ts); the store does all of it at once (the account's check and debit, the
+ * operation's reads and writes, the ledger entry and the idempotency record), or nothing, and answers with
+ * the result and the balance after the charge, or with why it did nothing (`ChargeRefusal`), which the core
+ * turns into its error (memory-charges.ts, ledger.ts `refusalError`).
+ *
+ * Every store implements it. The JSON store runs the core's rule functions inside its transaction
+ * (store/transaction-charges.ts); PostgreSQL runs one statement per operation (a PL/pgSQL function that
+ * repeats those rules, pinned to them by the store contract suite, test/store/contract) and falls back to the
+ * same transaction code where a statement does not fit (store/postgres/postgres-charges.ts).
  */
+import type { AppError } from './errors.js';
 import type { JsonObject, LedgerEntry, LedgerOperation, Memory, MemoryType, MemoryVersion } from './model.js';
+import type { StoreReader } from './store-reader.js';
 
-/** The idempotency claim a request holds (idempotency.ts), finished by the statement with its answer. */
+/** The idempotency claim a request holds (idempotency.ts), finished by the charge with its answer. */
 export interface ChargeClaim {
   key: string;
   token: string;
   fingerprint: string;
+  /** The operation the key was claimed for, as its record names it. */
+  operation: string;
 }
 
 /** Who pays for a charged operation, how much, and what its ledger entry says. */
@@ -29,10 +40,11 @@ export interface ChargeRequest {
   client?: string;
   /** The daily spending limit of each plan (absent: none), counted from `since` (the UTC day's start, ISO). */
   daily: { payAsYouGo?: number; unlimited?: number; since: string };
+  /** The request's idempotency claim: the charge finishes it, keeping the answer for replays. */
   claim?: ChargeClaim;
 }
 
-/** Why a charged operation did nothing (the core's error for each: ledger.ts `refusalError`). */
+/** Why a charged operation did nothing (the core's error for each: memory-charges.ts, ledger.ts). */
 export type ChargeRefusal =
   | { refused: 'unauthorized' }
   | { refused: 'insufficient_credits'; balanceCents: number }
@@ -42,14 +54,12 @@ export type ChargeRefusal =
   | { refused: 'quota_exceeded' }
   | { refused: 'import_quota_exceeded'; held: number; created: number }
   | { refused: 'version_not_found' }
-  | { refused: 'version_deleted' }
-  /** What the operation planned on (read before the statement) changed since: plan again. */
-  | { refused: 'stale' };
+  | { refused: 'version_deleted' };
 
 /** What a charged operation did, with the balance after its charge; or why it did nothing. */
 export type Charged<T> = (T & { refused?: undefined; balanceCents: number }) | ChargeRefusal;
 
-/** How memories are written, whatever writes them (the core's Limits). */
+/** How memories are written, whatever writes them (from the core's Limits: memory-writes.ts `writeRules`). */
 export interface WriteRules {
   /** The most live memories an agent may hold. */
   quota: number;
@@ -73,6 +83,11 @@ export interface MemoryContent {
 export interface StoreItem extends MemoryContent {
   expectedVersion?: number;
   createOnly?: boolean;
+  /**
+   * The item's expiry was refused (`expiryOf`): the operation fails with this error when it reaches the item,
+   * after the refusals of the items before it and of the item's own condition.
+   */
+  refusedExpiry?: AppError;
 }
 
 /** One line of an import as the core planned it: against this live version (null: none). */
@@ -81,7 +96,21 @@ export interface ImportItem extends MemoryContent {
   kept: { createdAt?: string; updatedAt?: string; version?: number };
 }
 
-export interface ChargeStatements {
+/** An import as planned on what a reader holds at an instant: what it writes, what it costs, its answer. */
+export interface ImportPlan {
+  items: ImportItem[];
+  cents: number;
+  /** The import's answer, whose `credit_balance_cents` the store sets. */
+  answer: JsonObject;
+}
+
+/**
+ * Plans an import on `reader` at `at`; throws the import's own errors (its quota). The store plans where it
+ * writes (a transaction), or plans on a read and writes only if no planned memory changed since.
+ */
+export type ImportPlanner = (reader: StoreReader, at: Date) => Promise<ImportPlan>;
+
+export interface ChargePort {
   /** memory_retrieve: the live memory (its expiry moved by its time to live when `refresh`). */
   retrieveMemory(charge: ChargeRequest, key: string, refresh: boolean): Promise<Charged<{ memory: Memory }>>;
   /**
@@ -100,24 +129,23 @@ export interface ChargeStatements {
     limit: number,
     rules: WriteRules,
   ): Promise<Charged<{ currentVersion: number | null; versions: MemoryVersion[] }>>;
-  /**
-   * memory_restore: `version` of the key's history written again, if the live memory is at `expectedVersion`;
-   * refused as `stale` when that version kept changing while the store read it.
-   */
+  /** memory_restore: `version` of the key's history written again, if the live memory is at `expectedVersion`. */
   restoreMemory(
     charge: ChargeRequest,
     restore: { key: string; version: number; expectedVersion?: number },
     rules: WriteRules,
   ): Promise<Charged<{ memory: Memory; created: boolean }>>;
-  /** memory_import: the planned lines written; `answer` is the import's answer, whose balance the store sets. */
+  /**
+   * memory_import: the plan's lines written, charged the plan's cents (`charge.cents` is ignored); the answer
+   * kept for a replay is the plan's, with the balance after.
+   */
   importMemories(
     charge: ChargeRequest,
-    items: readonly ImportItem[],
+    plan: ImportPlanner,
     rules: WriteRules,
-    answer: JsonObject,
-  ): Promise<Charged<{ written: Memory[] }>>;
+  ): Promise<Charged<{ written: Memory[]; answer: JsonObject }>>;
   /**
-   * A charge whose answer the core built already (search, live data): `answer` (used when the request holds an
+   * A charge whose answer the core built already (search, live data): `answer` (kept when the request holds an
    * idempotency claim) is what a replay gets, its `credit_balance_cents` set by the store.
    */
   charge(charge: ChargeRequest, answer: JsonObject): Promise<Charged<object>>;

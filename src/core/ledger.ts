@@ -1,9 +1,11 @@
 /**
- * The ledger: every change of a balance is one appended entry, written in the same transaction as the
- * account's new balance, so the balance always equals the sum of the entries and never goes below zero.
- * `runCharged` is the one path every priced operation takes: check the balance (and the daily spending
- * limit, when one is set), do the work, debit, and write the idempotency record, all in one transaction;
- * if anything fails, nothing is written and nothing is charged.
+ * The ledger: every change of a balance is one appended entry, written in the same transaction (or statement)
+ * as the account's new balance, so the balance always equals the sum of the entries and never goes below zero.
+ * The rules of a charge are here, once: whether an account can pay (`spendRefusal`), the entry a charge
+ * appends (`chargeEntry`), and the error of each refusal (`refusalError`). A charged operation reaches the
+ * store through the charge port (charge-port.ts), whose every implementation applies these functions or, in
+ * SQL, their copy pinned by the store contract suite; the few transactions of the core that change a
+ * balance otherwise (starter credit, top-up, plan change, a delete) go through `runCharged` and `credit`.
  */
 import { randomUUID } from 'node:crypto';
 import type { ChargeClaim, ChargeRefusal, ChargeRequest } from './charge-port.js';
@@ -19,7 +21,8 @@ import {
   type LedgerOperation,
   type Plan,
 } from './model.js';
-import type { StorePort, StoreReader, StoreTx } from './store-port.js';
+import type { StorePort, StoreTx } from './store-port.js';
+import type { StoreReader } from './store-reader.js';
 
 /** What a ledger entry concerns, shown in the account's transactions. */
 export type LedgerRef = Pick<LedgerEntry, 'memoryKey' | 'queryType' | 'query'>;
@@ -102,14 +105,101 @@ function utcDay(now: Date): { start: string; next: string } {
   return { start: new Date(start).toISOString(), next: new Date(start + 86_400_000).toISOString() };
 }
 
+/** The daily spending limit of `account`'s plan under a charge's `daily` limits (undefined: none). */
+export function dailyLimitIn(account: Account, daily: ChargeRequest['daily']): number | undefined {
+  return isUnlimited(account) ? daily.unlimited : daily.payAsYouGo;
+}
+
+/**
+ * Why `account` cannot pay `cents` now, or undefined when it can: too low a balance (on the pay-as-you-go
+ * plan), or past its plan's daily `limit` given what it `spent` today (undefined: not counted, no limit).
+ * `held` is what the agent has reserved for work in flight (live-data fetches). A free charge always passes.
+ */
+export function spendRefusal(
+  account: Account,
+  cents: number,
+  held: number,
+  spent: number | undefined,
+  limit: number | undefined,
+): ChargeRefusal | undefined {
+  if (cents === 0) return undefined;
+  const available = account.balanceCents - held;
+  if (!isUnlimited(account) && available < cents)
+    return { refused: 'insufficient_credits', balanceCents: available };
+  if (limit === undefined || spent === undefined) return undefined;
+  if (spent + held + cents > limit)
+    return { refused: 'daily_limit_reached', spentCents: spent + held, limitCents: limit };
+  return undefined;
+}
+
+type EntryFields = Pick<
+  LedgerEntry,
+  'memoryKey' | 'queryType' | 'query' | 'idempotencyKey' | 'costCents' | 'plan' | 'client'
+>;
+
+/** The entry that moves `account`'s balance by `amountCents`, and the account after it. */
+function entryOf(
+  account: Account,
+  id: string,
+  at: string,
+  operation: LedgerOperation,
+  amountCents: number,
+  extra: EntryFields = {},
+): { entry: LedgerEntry; account: Account } {
+  const entry: LedgerEntry = {
+    id,
+    agentId: account.id,
+    at,
+    operation,
+    amountCents,
+    balanceAfterCents: account.balanceCents + amountCents,
+    ...extra,
+  };
+  return { entry, account: { ...account, balanceCents: entry.balanceAfterCents } };
+}
+
+/**
+ * The ledger entry of `request` charged to `account` (that can pay it: `spendRefusal`), and the account after
+ * it; undefined for a free charge, which writes no entry. On the unlimited plan the entry records the cost
+ * with an amount of 0: the balance is untouched and still equals the sum of the amounts, and the cost stays
+ * visible.
+ */
+export function chargeEntry(
+  account: Account,
+  request: ChargeRequest,
+): { entry: LedgerEntry; account: Account } | undefined {
+  if (request.cents === 0) return undefined;
+  const cost: EntryFields = {
+    ...request.ref,
+    ...(request.claim === undefined ? {} : { idempotencyKey: request.claim.key }),
+    ...(request.client === undefined ? {} : { client: request.client }),
+    costCents: request.cents,
+  };
+  const { entryId, at, operation } = request;
+  if (isUnlimited(account))
+    return entryOf(account, entryId, at, operation, 0, { ...cost, plan: account.plan });
+  return entryOf(account, entryId, at, operation, -request.cents, cost);
+}
+
 export function createLedger(
   store: StorePort,
   clock: Clock,
   limits: Pick<Limits, 'dailySpendCents' | 'unlimitedDailySpendCents'>,
 ) {
+  /** The daily limits of a charge made now. */
+  function dailyLimits(now: Date): ChargeRequest['daily'] {
+    return {
+      ...(limits.dailySpendCents === undefined ? {} : { payAsYouGo: limits.dailySpendCents }),
+      ...(limits.unlimitedDailySpendCents === undefined
+        ? {}
+        : { unlimited: limits.unlimitedDailySpendCents }),
+      since: utcDay(now).start,
+    };
+  }
+
   /** The daily spending limit of the account's plan, if it has one. */
   function dailyLimitOf(account: Account): number | undefined {
-    return isUnlimited(account) ? limits.unlimitedDailySpendCents : limits.dailySpendCents;
+    return dailyLimitIn(account, dailyLimits(clock.now()));
   }
 
   /** What the agent has spent today (UTC), when a daily limit applies to it; otherwise `undefined`. */
@@ -119,19 +209,12 @@ export function createLedger(
   }
 
   /**
-   * Throws when `account` cannot pay `cents` now: too low a balance (on the pay-as-you-go plan), or past
-   * the daily spending limit of its plan (`spent` is `spentToday`). `held` is what the agent has reserved
-   * for work in flight (live-data fetches). Synchronous, so that a caller can check and reserve with
-   * nothing in between.
+   * Throws when `account` cannot pay `cents` now (`spendRefusal`; `spent` is `spentToday`, `held` what the
+   * agent has reserved). Synchronous, so that a caller can check and reserve with nothing in between.
    */
   function checkCanSpend(account: Account, cents: number, held: number, spentSoFar: number | undefined) {
-    if (cents === 0) return;
-    const available = account.balanceCents - held;
-    if (!isUnlimited(account) && available < cents) throw insufficientCredits(cents, Math.max(0, available));
-    const limit = dailyLimitOf(account);
-    if (limit === undefined || spentSoFar === undefined) return;
-    const spent = spentSoFar + held;
-    if (spent + cents > limit) throw dailyLimitReached(cents, spent, limit);
+    const refusal = spendRefusal(account, cents, held, spentSoFar, dailyLimitOf(account));
+    if (refusal) throw refusalError(refusal, cents);
   }
 
   function dailyLimitReached(cents: number, spent: number, limit: number): AppError {
@@ -145,101 +228,55 @@ export function createLedger(
     );
   }
 
-  async function assertCanSpend(reader: StoreReader, account: Account, cents: number) {
-    checkCanSpend(account, cents, 0, await spentToday(reader, account));
-  }
-
-  async function appendEntry(
-    tx: StoreTx,
-    account: Account,
-    amountCents: number,
-    operation: LedgerOperation,
-    extra: Pick<
-      LedgerEntry,
-      'memoryKey' | 'queryType' | 'query' | 'idempotencyKey' | 'costCents' | 'plan' | 'client'
-    > = {},
-  ): Promise<Account> {
-    const entry: LedgerEntry = {
-      id: `txn_${randomUUID()}`,
-      agentId: account.id,
-      at: clock.now().toISOString(),
-      operation,
-      amountCents,
-      balanceAfterCents: account.balanceCents + amountCents,
-      ...extra,
-    };
-    const updated = { ...account, balanceCents: entry.balanceAfterCents };
-    await tx.appendLedger(entry);
-    await tx.putAccount(updated);
-    return updated;
+  async function append(tx: StoreTx, next: { entry: LedgerEntry; account: Account }): Promise<Account> {
+    await tx.appendLedger(next.entry);
+    await tx.putAccount(next.account);
+    return next.account;
   }
 
   /** Adds credit (starter credit, top-up) inside a transaction. */
   function credit(tx: StoreTx, account: Account, cents: number, operation: LedgerOperation) {
-    return appendEntry(tx, account, cents, operation);
+    return append(tx, entryOf(account, `txn_${randomUUID()}`, clock.now().toISOString(), operation, cents));
   }
 
-  /**
-   * Debits inside a transaction; throws (and so writes nothing) when the agent cannot pay. On the unlimited
-   * plan the entry records the cost with an amount of 0: the balance is untouched and still equals the sum
-   * of the amounts, and the cost stays visible.
-   */
+  /** Debits inside a transaction (`chargeEntry`); throws (and so writes nothing) when the agent cannot pay. */
   async function debit(tx: StoreTx, account: Account, charge: Charge, record?: Recorder): Promise<Account> {
     if (charge.cents === 0) return account;
-    await assertCanSpend(tx, account, charge.cents);
-    const cost = {
-      ...charge.ref,
-      ...(record?.idempotencyKey === undefined ? {} : { idempotencyKey: record.idempotencyKey }),
-      ...(record?.client === undefined ? {} : { client: record.client }),
-      costCents: charge.cents,
-    };
-    if (isUnlimited(account))
-      return appendEntry(tx, account, 0, charge.operation, { ...cost, plan: account.plan });
-    return appendEntry(tx, account, -charge.cents, charge.operation, cost);
+    checkCanSpend(account, charge.cents, 0, await spentToday(tx, account));
+    const next = chargeEntry(account, chargeRequest(account.id, charge, record));
+    return next ? append(tx, next) : account;
   }
 
   /** Moves the account to `plan`, as a `plan_change` entry of amount 0; no entry when it is on it already. */
   async function changePlan(tx: StoreTx, account: Account, plan: Plan): Promise<Account> {
     if (account.plan === plan) return account;
-    return appendEntry(tx, { ...account, plan }, 0, 'plan_change', { plan });
+    const at = clock.now().toISOString();
+    return append(tx, entryOf({ ...account, plan }, `txn_${randomUUID()}`, at, 'plan_change', 0, { plan }));
   }
 
   /**
    * Checks that the agent can pay `charge`, runs `work`, debits, builds the response with `present` and
-   * hands it to `record`, as one transaction. A failure anywhere (402 included) writes nothing. A charge
-   * given as a function of the work's result is checked and debited after the work.
+   * hands it to `record`, as one transaction: the path of a charged operation outside the charge port (a
+   * delete). A failure anywhere (402 included) writes nothing.
    */
   async function runCharged<T, R extends JsonObject>(
     agentId: string,
-    charge: Charge | ((result: T) => Charge),
+    charge: Charge,
     work: (tx: StoreTx, account: Account) => Promise<T>,
     present: (result: T, account: Account) => R,
     record?: Recorder,
   ): Promise<R> {
     return store.transact(async (tx) => {
       const account = await loadAccount(tx, agentId);
-      // A price known only from the work's result (an import's writes) is checked when debited, after it.
-      if (typeof charge !== 'function') await assertCanSpend(tx, account, charge.cents);
+      if (charge.cents > 0) checkCanSpend(account, charge.cents, 0, await spentToday(tx, account));
       const result = await work(tx, account);
-      const due = typeof charge === 'function' ? charge(result) : charge;
-      const response = present(result, await debit(tx, account, due, record));
+      const response = present(result, await debit(tx, account, charge, record));
       if (record) await record(tx, response);
       return response;
     });
   }
 
-  /**
-   * Whether `store` runs charged operations as one statement each (charge-port.ts) for a request with
-   * `record`: a recorder that writes the response itself (an idempotency key without a claim) needs the
-   * transaction.
-   */
-  function inOneStatement(record: Recorder | undefined): boolean {
-    return (
-      store.charges !== undefined && (record?.idempotencyKey === undefined || record.claim !== undefined)
-    );
-  }
-
-  /** The request of a charge that `store.charges` makes, now. */
+  /** The request of a charge through the charge port, now. */
   function chargeRequest(agentId: string, charge: Charge, record?: Recorder): ChargeRequest {
     const now = clock.now();
     return {
@@ -250,20 +287,14 @@ export function createLedger(
       entryId: `txn_${randomUUID()}`,
       ref: charge.ref ?? {},
       ...(record?.client === undefined ? {} : { client: record.client }),
-      daily: {
-        ...(limits.dailySpendCents === undefined ? {} : { payAsYouGo: limits.dailySpendCents }),
-        ...(limits.unlimitedDailySpendCents === undefined
-          ? {}
-          : { unlimited: limits.unlimitedDailySpendCents }),
-        since: utcDay(now).start,
-      },
+      daily: dailyLimits(now),
       ...(record?.claim === undefined ? {} : { claim: record.claim }),
     };
   }
 
   /**
-   * The error of a refusal every charged operation may meet: what `runCharged` throws in the same case. Others
-   * are the operation's own (its caller maps them first).
+   * The error of a refusal every charged operation may meet. Others are the operation's own (its caller maps
+   * them first).
    */
   function refusalError(refusal: ChargeRefusal, cents: number): AppError {
     switch (refusal.refused) {
@@ -279,9 +310,9 @@ export function createLedger(
   }
 
   /**
-   * A charge for an answer built before it (a search page, live data), as one statement (`store.charges`):
-   * `answer` with the balance after the charge, or the refusal's error. `answer` is what a replay of the
-   * request's idempotency key gets, its `credit_balance_cents` set by the store.
+   * A charge for an answer built before it (a search page, live data), through the charge port: `answer`
+   * with the balance after the charge, or the refusal's error. `answer` is what a replay of the request's
+   * idempotency key gets, its `credit_balance_cents` set by the store.
    */
   async function chargeAnswer<A extends JsonObject & { credit_balance_cents: number }>(
     agentId: string,
@@ -289,8 +320,7 @@ export function createLedger(
     record: Recorder | undefined,
     answer: A,
   ): Promise<A> {
-    const charges = store.charges as NonNullable<StorePort['charges']>;
-    const outcome = await charges.charge(chargeRequest(agentId, charge, record), answer);
+    const outcome = await store.charges.charge(chargeRequest(agentId, charge, record), answer);
     if (outcome.refused !== undefined) throw refusalError(outcome, charge.cents);
     return { ...answer, credit_balance_cents: outcome.balanceCents };
   }
@@ -303,7 +333,6 @@ export function createLedger(
     debit,
     changePlan,
     runCharged,
-    inOneStatement,
     chargeRequest,
     chargeAnswer,
     refusalError,

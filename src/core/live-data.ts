@@ -20,8 +20,8 @@
  *   404 `not_cached`. It never starts a fetch and never charges more than the cached price.
  * - Every answer says how it was served (`cache_state`: fresh, hit, stale, shared_flight) and when its
  *   result was fetched (`cached_at`, equal to `fetched_at`).
- * - With an idempotency key, the response is recorded in the debit's transaction (free answers in a
- *   transaction of their own, with the debit of the cached price when it is not 0).
+ * - With an idempotency key, the response is kept by the charge that debits it (charge-port.ts; a free
+ *   answer too, in a charge of 0 cents).
  */
 
 import type { Clock } from './clock.js';
@@ -102,15 +102,7 @@ export function createLiveData(
       return view(type, result, served, account?.balanceCents ?? 0);
     }
     const charge = { cents: served.cost, operation: price.operation, ref };
-    if (ledger.inOneStatement(record)) {
-      return ledger.chargeAnswer(agentId, charge, record, view(type, result, served, 0));
-    }
-    return store.transact(async (tx) => {
-      const account = await ledger.debit(tx, await loadAccount(tx, agentId), charge, record);
-      const response = view(type, result, served, account.balanceCents);
-      if (record) await record(tx, response);
-      return response;
-    });
+    return ledger.chargeAnswer(agentId, charge, record, view(type, result, served, 0));
   }
 
   const fromCache = (cached: CachedLiveResult | undefined, cacheMinutes: number, cachedPrice: number) =>
@@ -132,14 +124,12 @@ export function createLiveData(
       const result: CachedLiveResult = { ...fresh, fetchedAt: clock.now().toISOString() };
       const charge = { cents: price, operation: declared.operation, ref };
       const served: Served = { fromCache: false, cost: price, state: 'fresh' };
-      const response = ledger.inOneStatement(record)
-        ? await ledger.chargeAnswer(agentId, charge, record, view(input.query_type, result, served, 0))
-        : await store.transact(async (tx) => {
-            const account = await ledger.debit(tx, await loadAccount(tx, agentId), charge, record);
-            const body = view(input.query_type, result, served, account.balanceCents);
-            if (record) await record(tx, body);
-            return body;
-          });
+      const response = await ledger.chargeAnswer(
+        agentId,
+        charge,
+        record,
+        view(input.query_type, result, served, 0),
+      );
       await cache.set(key, result);
       return { result, response };
     } finally {

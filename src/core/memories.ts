@@ -1,24 +1,24 @@
 /**
  * Named text memories per agent: store or update, retrieve, delete, list and search (history and restore are
- * in memory-history.ts, the write rules in memory-rules.ts). Each paid call goes through the ledger's
- * `runCharged`, so the memory change, its debit and its idempotency record are one transaction; on a store
- * that runs charged operations as one statement each (PostgreSQL), through memory-statements.ts instead, to
- * the same effect. The price and the ledger name come from the operation's table entry (`ChargeContext`).
+ * in memory-history.ts). Each charged call goes through the store's charge port (memory-charges.ts), so the
+ * memory change, its debit and its idempotency record happen at once; a delete, free, is a transaction of the
+ * ledger's `runCharged`. The price and the ledger name come from the operation's table entry
+ * (`ChargeContext`).
  */
 import type { Clock } from './clock.js';
 import type { ChargeContext, Ledger } from './ledger.js';
 import type { Limits } from './limits.js';
 import { batchAnswer, retrieveAnswer } from './memory-answers.js';
+import { createMemoryCharges } from './memory-charges.js';
 import { createMemoryHistory } from './memory-history.js';
-import { checkCondition, embedAfter, expiryOf, memoryNotFound, storedAnswer } from './memory-rules.js';
+import { checkCondition, memoryNotFound, storedAnswer } from './memory-rules.js';
 import { searchAnswer, toMemoryQuery } from './memory-search.js';
-import { createMemoryStatements } from './memory-statements.js';
-import { createMemoryWrites, live } from './memory-writes.js';
-import type { Memory } from './model.js';
+import { live } from './memory-writes.js';
 import type { Input, Output } from './schemas.js';
 import type { SemanticIndex } from './semantic-index.js';
 import { catchUp, rankedSearchPage } from './semantic-search.js';
-import type { MemoryPage, StorePort, StoreReader, StoreTx } from './store-port.js';
+import type { StorePort } from './store-port.js';
+import type { MemoryPage, StoreReader } from './store-reader.js';
 
 export function createMemories(
   store: StorePort,
@@ -27,23 +27,7 @@ export function createMemories(
   limits: Limits,
   semantic?: SemanticIndex,
 ) {
-  const { writeMemory } = createMemoryWrites(limits);
-  const statements = store.charges && createMemoryStatements(store.charges, ledger, limits);
-
-  /** One memory_store input, inside the charging transaction. */
-  async function storeOne(tx: StoreTx, agentId: string, input: Input<'StoreInput'>, at: Date) {
-    // An expired memory is absent: a store over it creates the key anew.
-    const existing = live(await tx.getMemory(agentId, input.memory_key), at.toISOString());
-    checkCondition(input.memory_key, existing, input);
-    const content = {
-      value: input.memory_value,
-      type: input.memory_type,
-      metadata: input.metadata ?? {},
-      ...expiryOf(input, at, limits.memoryTtlSeconds),
-    };
-    const memory = await writeMemory(tx, agentId, input.memory_key, content, existing, at);
-    return { memory, created: !existing };
-  }
+  const charged = createMemoryCharges(store.charges, ledger, limits);
 
   async function storeMemory(
     agentId: string,
@@ -51,33 +35,15 @@ export function createMemories(
     { charge: price, record }: ChargeContext,
   ): Promise<Output<'StoreOutput'>> {
     const charge = { cents: price.cents, operation: price.operation, ref: { memoryKey: input.memory_key } };
-    if (statements && ledger.inOneStatement(record)) {
-      const done = await statements.storeItems(agentId, [input], charge, record);
-      if (done) {
-        const [result] = done.results as [{ memory: Memory; created: boolean }];
-        semantic?.written(agentId, [result.memory]);
-        return storedAnswer(result.memory, result.created, charge.cents, done.balanceCents);
-      }
-    }
-    let written: Memory[] = [];
-    return ledger
-      .runCharged(
-        agentId,
-        charge,
-        async (tx) => {
-          const result = await storeOne(tx, agentId, input, clock.now());
-          written = [result.memory];
-          return result;
-        },
-        (result, account) => storedAnswer(result.memory, result.created, charge.cents, account.balanceCents),
-        record,
-      )
-      .then(embedAfter(semantic, agentId, () => written));
+    const done = await charged.storeItems(agentId, [input], charge, record);
+    const [result] = done.results as [(typeof done.results)[number]];
+    semantic?.written(agentId, [result.memory]);
+    return storedAnswer(result.memory, result.created, charge.cents, done.balanceCents);
   }
 
   /**
-   * Up to BATCH_MAX stores in one transaction and one charge (the price per memory times their number): all
-   * are stored, or none (the first that fails, a condition, the quota or the balance, fails the batch, free).
+   * Up to BATCH_MAX stores in one charge (the price per memory times their number): all are stored, or none
+   * (the first that fails, a condition, the quota or the balance, fails the batch, free).
    */
   async function storeBatch(
     agentId: string,
@@ -85,32 +51,12 @@ export function createMemories(
     { charge: price, record }: ChargeContext,
   ): Promise<Output<'StoreBatchOutput'>> {
     const charge = { cents: price.cents * input.memories.length, operation: price.operation };
-    if (statements && ledger.inOneStatement(record)) {
-      const done = await statements.storeItems(agentId, input.memories, charge, record);
-      if (done) {
-        semantic?.written(
-          agentId,
-          done.results.map((result) => result.memory),
-        );
-        return batchAnswer(done.results, charge.cents, done.balanceCents);
-      }
-    }
-    let written: Memory[] = [];
-    return ledger
-      .runCharged(
-        agentId,
-        charge,
-        async (tx) => {
-          const at = clock.now();
-          const results = [];
-          for (const item of input.memories) results.push(await storeOne(tx, agentId, item, at));
-          written = results.map((result) => result.memory);
-          return results;
-        },
-        (results, account) => batchAnswer(results, charge.cents, account.balanceCents),
-        record,
-      )
-      .then(embedAfter(semantic, agentId, () => written));
+    const done = await charged.storeItems(agentId, input.memories, charge, record);
+    semantic?.written(
+      agentId,
+      done.results.map((result) => result.memory),
+    );
+    return batchAnswer(done.results, charge.cents, done.balanceCents);
   }
 
   async function retrieveMemory(
@@ -119,28 +65,8 @@ export function createMemories(
     { charge: price, record }: ChargeContext,
   ): Promise<Output<'RetrieveOutput'>> {
     const charge = { cents: price.cents, operation: price.operation, ref: { memoryKey: input.memory_key } };
-    if (statements && ledger.inOneStatement(record)) {
-      const done = await statements.retrieve(agentId, input, charge, record);
-      return retrieveAnswer(done.memory, charge.cents, done.balanceCents);
-    }
-    return ledger.runCharged(
-      agentId,
-      charge,
-      async (tx) => {
-        const at = clock.now();
-        const memory = live(await tx.getMemory(agentId, input.memory_key), at.toISOString());
-        if (!memory) throw memoryNotFound(input.memory_key);
-        if (!input.refresh_on_read || memory.ttlSeconds === undefined) return memory;
-        const expiresAt = new Date(at.getTime() + memory.ttlSeconds * 1000).toISOString();
-        // False when the background purge removed it since it was read: it had expired, so it is absent.
-        if (!(await tx.setMemoryExpiry(agentId, input.memory_key, expiresAt))) {
-          throw memoryNotFound(input.memory_key);
-        }
-        return { ...memory, expiresAt };
-      },
-      (memory, account) => retrieveAnswer(memory, charge.cents, account.balanceCents),
-      record,
-    );
+    const done = await charged.retrieve(agentId, input, charge, record);
+    return retrieveAnswer(done.memory, charge.cents, done.balanceCents);
   }
 
   function deleteMemory(
@@ -213,17 +139,8 @@ export function createMemories(
       cost_cents: charge.cents,
       credit_balance_cents: balanceCents,
     });
-    // One statement: the page read first, then its charge (nothing a search reads can refuse it).
-    if (ledger.inOneStatement(record)) {
-      return ledger.chargeAnswer(agentId, charge, record, answer(await store.read(page), 0));
-    }
-    return ledger.runCharged(
-      agentId,
-      charge,
-      page,
-      (found, account) => answer(found, account.balanceCents),
-      record,
-    );
+    // The page read first, then its charge (nothing a search reads can refuse it).
+    return ledger.chargeAnswer(agentId, charge, record, answer(await store.read(page), 0));
   }
 
   /** A free index of the agent's memories, newest first, without their values (MCP resource listing). */
@@ -240,7 +157,7 @@ export function createMemories(
     deleteMemory,
     searchMemories,
     listMemoryIndex,
-    ...createMemoryHistory(ledger, clock, limits, semantic, statements),
+    ...createMemoryHistory(charged, semantic),
   };
 }
 

@@ -1,7 +1,8 @@
 /**
- * The answers of the charged memory operations, and the errors of what refuses them, in one place: the
- * transaction path (memories.ts, memory-history.ts), the one-statement path (memory-statements.ts) and a
- * database's replay of an idempotency key (whose record holds what the statement returned) all build them here.
+ * The answers of the charged memory operations, and the errors of what refuses them, in one place: the core
+ * (memories.ts, memory-history.ts), the stores' charge ports when they keep an answer for an idempotency key
+ * (store/transaction-charges.ts; PostgreSQL's templates, store/postgres/postgres-answers.ts) all build them
+ * here.
  */
 import { describeDuration } from './duration.js';
 import { AppError } from './errors.js';

@@ -1,6 +1,6 @@
 /** Whether a memory meets a query's conditions (all but its text): the one rule of every store and face. */
 import { isLive, type Memory } from './model.js';
-import type { MemoryQuery, MetadataScalar } from './store-port.js';
+import type { MemoryQuery, MetadataScalar } from './store-reader.js';
 
 export function meetsConditions(memory: Memory, query: MemoryQuery): boolean {
   return conditionsOf(query)(memory);

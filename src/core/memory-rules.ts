@@ -44,11 +44,20 @@ export interface WriteCondition {
   create_only?: boolean | undefined;
 }
 
+/** Whether the memory under a key (absent: undefined) is as a conditional write expects. */
+export function meetsCondition(existing: Memory | undefined, condition: WriteCondition): boolean {
+  if (condition.create_only && existing) return false;
+  return (
+    condition.expected_version === undefined || (existing?.version ?? null) === condition.expected_version
+  );
+}
+
 /**
  * Throws `version_conflict` (412, nothing charged, nothing changed) when the memory under `key` is not as
  * the condition expects; the error says its current version (null when there is none).
  */
 export function checkCondition(key: string, existing: Memory | undefined, condition: WriteCondition): void {
+  if (meetsCondition(existing, condition)) return;
   const current = existing?.version ?? null;
   if (condition.create_only && existing) {
     throw new AppError(
@@ -71,6 +80,7 @@ export function checkCondition(key: string, existing: Memory | undefined, condit
       { memory_key: key, current_version: current, expected_version: condition.expected_version },
     );
   }
+  throw new Error('unreachable: a failed condition is one of the two above');
 }
 
 export function memoryNotFound(key: string): AppError {

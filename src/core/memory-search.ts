@@ -10,7 +10,7 @@ import { toMemoryView } from './memory-views.js';
 import type { MemoryType } from './model.js';
 import type { Input, Output } from './schemas.js';
 import { queryTerms, snippetOf } from './search-text.js';
-import type { MemoryHit, MemoryPage, MemoryQuery } from './store-port.js';
+import type { MemoryHit, MemoryPage, MemoryQuery } from './store-reader.js';
 
 type SearchInput = Input<'SearchInput'>;
 

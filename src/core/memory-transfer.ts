@@ -1,33 +1,27 @@
 /**
  * Moving an agent's memories out and in. Export reads them in key order, a page at a time, as NDJSON lines
  * (free: it reads what the agent already paid to store). Import plans every line against the agent's live
- * memories (created, updated, unchanged, skipped by the policy, expired), then writes the plan in one
- * transaction charged per memory written, or refuses the whole of it; a dry run answers the plan, free.
+ * memories (created, updated, unchanged, skipped by the policy, expired), then writes the plan through the
+ * charge port, charged per memory written, or refuses the whole of it; a dry run answers the plan, free.
  */
-import type { ChargeStatements, ImportItem } from './charge-port.js';
+import type { ImportItem, ImportPlanner } from './charge-port.js';
 import type { Clock } from './clock.js';
 import { AppError } from './errors.js';
-import type { ChargeContext, Ledger, Recorder } from './ledger.js';
+import type { ChargeContext, Ledger } from './ledger.js';
 import type { Limits } from './limits.js';
+import { createMemoryCharges } from './memory-charges.js';
 import { pagesByKey } from './memory-pages.js';
 import { expiryOf } from './memory-rules.js';
-import { writeRules } from './memory-statements.js';
 import { toMemoryView } from './memory-views.js';
-import { createMemoryWrites, live } from './memory-writes.js';
+import { live } from './memory-writes.js';
 import type { Memory } from './model.js';
 import type { Input, Output } from './schemas.js';
 import type { SemanticIndex } from './semantic-index.js';
-import type { StorePort, StoreReader, StoreTx } from './store-port.js';
+import type { StorePort, StoreTx } from './store-port.js';
+import type { StoreReader } from './store-reader.js';
 
 /** Memories read per page of an export. */
 const EXPORT_PAGE = 500;
-/** Plans an import makes before it leaves a busy agent's memories to the transaction path. */
-const IMPORT_PLANS = 3;
-/**
- * The most lines an import writes in one statement; a larger one takes the transaction path, where each of its
- * statements has the statement timeout to itself (one statement writing thousands of memories could outlast it).
- */
-const IMPORT_STATEMENT_LINES = 1000;
 
 type Line = Input<'ImportInput'>['ndjson'][number];
 type Outcome = 'created' | 'updated' | 'unchanged' | 'skipped' | 'expired';
@@ -45,7 +39,7 @@ export function createMemoryTransfer(
   limits: Limits,
   semantic?: SemanticIndex,
 ) {
-  const { writeMemory } = createMemoryWrites(limits);
+  const charged = createMemoryCharges(store.charges, ledger, limits);
 
   /** The agent's live memories as export lines, in key order, read a page at a time. */
   async function* exportMemories(agentId: string): AsyncGenerator<Output<'ExportLine'>> {
@@ -174,70 +168,9 @@ export function createMemoryTransfer(
         credit_balance_cents: account?.balanceCents ?? 0,
       };
     }
-    if (store.charges && ledger.inOneStatement(record) && input.ndjson.length <= IMPORT_STATEMENT_LINES) {
-      const done = await importInOneStatement(store.charges, agentId, input, price, record);
-      if (done) return done;
-    }
-    let written: Memory[] = [];
-    const answer = await ledger.runCharged(
-      agentId,
-      (steps) => ({ cents: priceOf(steps), operation: price.operation }),
-      async (tx: StoreTx) => {
-        const at = clock.now();
-        const steps = await plan(tx, agentId, input, at);
-        written = [];
-        for (const { line, outcome, existing, content } of steps) {
-          if (outcome !== 'created' && outcome !== 'updated') continue;
-          const memory = await writeMemory(tx, agentId, line.memory_key, content, existing, at, {
-            ...(line.created_at === undefined ? {} : { createdAt: iso(line.created_at) }),
-            ...(line.updated_at === undefined ? {} : { updatedAt: iso(line.updated_at) }),
-            ...(line.version === undefined ? {} : { version: line.version }),
-          });
-          written.push(memory);
-        }
-        return steps;
-      },
-      (steps, account) => ({
-        success: true as const,
-        dry_run: false,
-        policy: input.policy,
-        ...counts(steps),
-        price_cents: priceOf(steps),
-        cost_cents: priceOf(steps),
-        credit_balance_cents: account.balanceCents,
-      }),
-      record,
-    );
-    semantic?.written(agentId, written);
-    return answer;
-  }
-
-  /**
-   * The import as one statement (charge-port.ts): planned on a read, written by the statement if no planned
-   * memory changed since (else planned again, a few times, then undefined: the transaction path takes it).
-   */
-  async function importInOneStatement(
-    charges: ChargeStatements,
-    agentId: string,
-    input: Input<'ImportInput'>,
-    price: ChargeContext['charge'],
-    record: Recorder | undefined,
-  ): Promise<Output<'ImportOutput'> | undefined> {
-    for (let attempt = 0; attempt < IMPORT_PLANS; attempt++) {
-      const request = ledger.chargeRequest(agentId, { cents: 0, operation: price.operation }, record);
-      const at = new Date(request.at);
-      const steps = await store.read((reader) => plan(reader, agentId, input, at));
-      const cents =
-        price.cents * steps.filter((s) => s.outcome === 'created' || s.outcome === 'updated').length;
-      const answer = {
-        success: true as const,
-        dry_run: false,
-        policy: input.policy,
-        ...counts(steps),
-        price_cents: cents,
-        cost_cents: cents,
-        credit_balance_cents: 0,
-      };
+    const planned: ImportPlanner = async (reader, at) => {
+      const steps = await plan(reader, agentId, input, at);
+      const cents = priceOf(steps);
       const items: ImportItem[] = steps
         .filter((step) => step.outcome === 'created' || step.outcome === 'updated')
         .map(({ line, existing, content }) => ({
@@ -250,15 +183,26 @@ export function createMemoryTransfer(
             ...(line.version === undefined ? {} : { version: line.version }),
           },
         }));
-      const outcome = await charges.importMemories({ ...request, cents }, items, writeRules(limits), answer);
-      if (outcome.refused === 'stale') continue;
-      if (outcome.refused === 'import_quota_exceeded')
-        throw importQuotaExceeded(outcome.created, outcome.held);
-      if (outcome.refused !== undefined) throw ledger.refusalError(outcome, cents);
-      semantic?.written(agentId, outcome.written);
-      return { ...answer, credit_balance_cents: outcome.balanceCents };
-    }
-    return undefined;
+      const answer = {
+        success: true as const,
+        dry_run: false,
+        policy: input.policy,
+        ...counts(steps),
+        price_cents: cents,
+        cost_cents: cents,
+        credit_balance_cents: 0,
+      };
+      return { items, cents, answer };
+    };
+    const done = await charged.importLines(
+      agentId,
+      planned,
+      { cents: 0, operation: price.operation },
+      record,
+      importQuotaExceeded,
+    );
+    semantic?.written(agentId, done.written);
+    return { ...(done.answer as Output<'ImportOutput'>), credit_balance_cents: done.balanceCents };
   }
 
   return { exportMemories, importMemories };

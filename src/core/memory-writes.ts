@@ -2,10 +2,21 @@
  * How a memory is written, whatever writes it (store, batch, restore, import): the quota, the next version
  * (never reused while any trace of the key is kept) and the history entry beside the memory.
  */
+import type { WriteRules } from './charge-port.js';
+import { refuse } from './charge-refused.js';
 import type { Limits } from './limits.js';
-import { quotaExceeded } from './memory-answers.js';
 import { isLive, type Memory, type MemoryVersion } from './model.js';
 import type { StoreTx } from './store-port.js';
+import type { StoreReader } from './store-reader.js';
+
+/** How memories are written under `limits`, as the charge port takes it. */
+export function writeRules(limits: Limits): WriteRules {
+  return {
+    quota: limits.memoriesPerAgent,
+    keep: limits.memoryHistoryVersions,
+    retentionSeconds: limits.memoryHistoryRetentionSeconds,
+  };
+}
 
 /** The memory if it is live at `at` (an ISO instant): an expired one is absent everywhere. */
 export function live(memory: Memory | undefined, at: string): Memory | undefined {
@@ -19,12 +30,12 @@ export interface Kept {
   version?: number;
 }
 
-export function createMemoryWrites(limits: Limits) {
-  const keep = limits.memoryHistoryVersions;
+export function createMemoryWrites(rules: WriteRules) {
+  const keep = rules.keep;
 
   /** Whether a key's history, newest entry `newest`, is past its retention (its key has no live memory). */
   function retired(newest: MemoryVersion, at: Date): boolean {
-    return Date.parse(newest.at) < at.getTime() - limits.memoryHistoryRetentionSeconds * 1000;
+    return Date.parse(newest.at) < at.getTime() - rules.retentionSeconds * 1000;
   }
 
   /**
@@ -32,7 +43,7 @@ export function createMemoryWrites(limits: Limits) {
    * live memory is gone once its retention ran out, even before the background purge drops it.
    */
   async function historyOf(
-    tx: StoreTx,
+    tx: StoreReader,
     agentId: string,
     key: string,
     existing: Memory | undefined,
@@ -70,7 +81,8 @@ export function createMemoryWrites(limits: Limits) {
 
   /**
    * Writes a memory (a store, a restore or an import) over `existing` (live or absent), with its history
-   * entry; an import keeps its line's times and version (`kept`).
+   * entry; an import keeps its line's times and version (`kept`). Refuses (`quota_exceeded`) a memory past
+   * the quota.
    */
   async function writeMemory(
     tx: StoreTx,
@@ -82,9 +94,8 @@ export function createMemoryWrites(limits: Limits) {
     kept: Kept = {},
   ): Promise<Memory> {
     const now = at.toISOString();
-    if (!existing && (await tx.countMemories(agentId, now)) >= limits.memoriesPerAgent) {
-      throw quotaExceeded(limits.memoriesPerAgent);
-    }
+    if (!existing && (await tx.countMemories(agentId, now)) >= rules.quota)
+      refuse({ refused: 'quota_exceeded' });
     const next = await nextVersion(tx, agentId, key, existing, at);
     const memory: Memory = {
       agentId,

@@ -28,7 +28,8 @@ import {
   tierOfLowered,
 } from './search-text.js';
 import type { SemanticIndex } from './semantic-index.js';
-import type { MemoryHit, MemoryPage, MemoryQuery, StorePort, StoreReader } from './store-port.js';
+import type { StorePort } from './store-port.js';
+import type { MemoryHit, MemoryPage, MemoryQuery, StoreReader } from './store-reader.js';
 
 /**
  * The lexical hits that are fused (the rest follow in the store's order): the same for every page, so that

@@ -6,7 +6,7 @@
 import { AppError } from '../core/errors.js';
 import { conditionsOf, filterOf } from '../core/memory-conditions.js';
 import type { Memory } from '../core/model.js';
-import type { MemoryHit, MemoryPage, MemoryQuery } from '../core/store-port.js';
+import type { MemoryHit, MemoryPage, MemoryQuery } from '../core/store-reader.js';
 import type { MemorySearchIndex } from './memory-search-index.js';
 
 /** A memory's place in the unranked order, as a cursor carries it: when it was updated, and its key. */

@@ -4,7 +4,7 @@
  * paged in key order.
  */
 import { isLive, type Memory, type MemoryVersion } from '../core/model.js';
-import type { MemoryFilter } from '../core/store-port.js';
+import type { MemoryFilter } from '../core/store-reader.js';
 
 /** `versions` (oldest first) with `entry` added last, the oldest dropped so that at most `keep` remain. */
 export function withVersion(

@@ -9,6 +9,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import type { ChargePort } from '../core/charge-port.js';
 import { AppError } from '../core/errors.js';
 import { isLive } from '../core/model.js';
 import type {
@@ -20,13 +21,14 @@ import type {
   LiveUsageCount,
   StoreHealth,
   StorePort,
-  StoreReader,
   StoreStats,
   StoreTx,
 } from '../core/store-port.js';
+import type { StoreReader } from '../core/store-reader.js';
 import type { Change } from './changes.js';
 import { StateTx } from './state-tx.js';
 import { idempotencySlot, StoreState } from './store-state.js';
+import { createTransactionCharges } from './transaction-charges.js';
 
 /** Where committed changes go. All methods may be called only by StateStore. */
 export interface Persistence {
@@ -56,6 +58,8 @@ const noPersistence: Persistence = {
 };
 
 export class StateStore implements StorePort {
+  /** The charge port: each charged operation as one transaction, with the core's rules. */
+  readonly charges: ChargePort = createTransactionCharges(this);
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
   private failed: unknown;

@@ -11,7 +11,8 @@ import {
   type Memory,
   type MemoryVersion,
 } from '../core/model.js';
-import type { LiveUsageCount, MemoryFilter, MemoryQuery, StoreTx } from '../core/store-port.js';
+import type { LiveUsageCount, StoreTx } from '../core/store-port.js';
+import type { MemoryFilter, MemoryQuery } from '../core/store-reader.js';
 import type { Change } from './changes.js';
 import { runMemoryQuery } from './memory-query.js';
 import { MemorySearchIndex } from './memory-search-index.js';

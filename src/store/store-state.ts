@@ -14,7 +14,8 @@ import {
   type Memory,
   type MemoryVersion,
 } from '../core/model.js';
-import type { LiveUsageCount, MemoryFilter, MemoryQuery, StoreReader } from '../core/store-port.js';
+import type { LiveUsageCount } from '../core/store-port.js';
+import type { MemoryFilter, MemoryQuery, StoreReader } from '../core/store-reader.js';
 import type { Change } from './changes.js';
 import { runMemoryQuery } from './memory-query.js';
 import { MemorySearchIndex } from './memory-search-index.js';

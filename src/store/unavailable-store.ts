@@ -10,6 +10,14 @@ import type { StorePort } from '../core/store-port.js';
 export function unavailableStore(message: string): StorePort {
   const fail = () => Promise.reject(new AppError('unavailable', message));
   return {
+    charges: {
+      retrieveMemory: fail,
+      storeMemories: fail,
+      memoryHistory: fail,
+      restoreMemory: fail,
+      importMemories: fail,
+      charge: fail,
+    },
     transact: fail,
     read: fail,
     ledgerPage: fail,

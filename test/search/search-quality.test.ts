@@ -17,7 +17,8 @@ import {
   type MemoryType,
 } from '../../src/core/model.js';
 import { keyTier } from '../../src/core/search-text.js';
-import type { MemoryPage, MemoryQuery, StorePort } from '../../src/core/store-port.js';
+import type { StorePort } from '../../src/core/store-port.js';
+import type { MemoryPage, MemoryQuery } from '../../src/core/store-reader.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { createMemoryStore } from '../../src/store/state-store.js';
 import { testDatabase } from '../helpers/postgres.js';

@@ -6,8 +6,14 @@ import type { ChargeRefusal } from '../../core/charge-port.js';
 import type { Memory, MemoryVersion } from '../../core/model.js';
 import { int, type Row, toMemory, toMemoryVersion } from './postgres-rows.js';
 
-/** A refusal as the functions answer it, as the port's. */
-export function toRefusal(r: Row): ChargeRefusal {
+/**
+ * A refusal as the functions answer it: the port's, or `stale` (what the operation planned on, read before
+ * the statement, changed since: postgres-charges.ts plans again or takes the transaction path).
+ */
+export type StatementRefusal = ChargeRefusal | { refused: 'stale' };
+
+/** A refusal as the functions answer it. */
+export function toRefusal(r: Row): StatementRefusal {
   switch (r.refused) {
     case 'insufficient_credits':
       return { refused: 'insufficient_credits', balanceCents: int(r.balance) };
@@ -23,7 +29,7 @@ export function toRefusal(r: Row): ChargeRefusal {
       return { refused: 'import_quota_exceeded', held: int(r.held), created: int(r.created) };
     default:
       // unauthorized, not_found, quota_exceeded, version_not_found, version_deleted, stale: nothing more.
-      return { refused: r.refused } as ChargeRefusal;
+      return { refused: r.refused } as StatementRefusal;
   }
 }
 

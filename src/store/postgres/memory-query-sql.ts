@@ -6,7 +6,7 @@
 import { AppError } from '../../core/errors.js';
 import type { Memory } from '../../core/model.js';
 import { asciiLower, metadataText, queryTerms, termText } from '../../core/search-text.js';
-import type { MemoryQuery } from '../../core/store-port.js';
+import type { MemoryQuery } from '../../core/store-reader.js';
 import { MEMORY_COLUMNS } from './postgres-rows.js';
 
 export interface Statement {

@@ -1,23 +1,32 @@
 /**
- * The charged operations of the PostgreSQL store as one statement each (charge-port.ts; issue 32): a call of
- * the operation's function (migration 0009), sent as a named statement with no BEGIN, which its own implicit
- * transaction commits. The function answers json: the operation's result with the balance after the charge,
- * or a refusal (nothing done). What the core's search terms need is computed here, as for every write of a
- * memory (memory-query-sql.ts): the statement's SEARCH_VECTOR turns them into the search column.
+ * The charge port (core/charge-port.ts) of the PostgreSQL store: each charged operation as one statement (issue
+ * 32), a call of the operation's function (schema.sql shows their current bodies), sent as a named statement
+ * with no BEGIN, which its own implicit transaction commits. The function answers json: the operation's result
+ * with the balance after the charge, or a refusal (nothing done). What the core's search terms need is
+ * computed here, as for every write of a memory (memory-query-sql.ts): the statement's SEARCH_VECTOR turns
+ * them into the search column.
+ *
+ * Where a statement does not fit, the store runs the operation as a transaction with the core's rules
+ * (`fallback`: store/transaction-charges.ts), to the same effect: a store whose item's expiry the core
+ * refused (its error comes in order among the items' refusals), a restore whose version keeps changing under
+ * it, an import of more than IMPORT_STATEMENT_LINES memories or whose memories keep changing under its plan.
  */
 
 import type pg from 'pg';
 import type {
   Charged,
+  ChargePort,
+  ChargeRefusal,
   ChargeRequest,
-  ChargeStatements,
   ImportItem,
+  ImportPlanner,
   StoreItem,
   WriteRules,
 } from '../../core/charge-port.js';
 import { AppError } from '../../core/errors.js';
-import type { JsonObject } from '../../core/model.js';
-import { memoryOf, storeResultsOf, toRefusal, versionOf } from './charge-rows.js';
+import type { JsonObject, Memory } from '../../core/model.js';
+import type { StoreReader } from '../../core/store-reader.js';
+import { memoryOf, type StatementRefusal, storeResultsOf, toRefusal, versionOf } from './charge-rows.js';
 import { SEARCH_VECTOR, searchTermsOf } from './memory-query-sql.js';
 import {
   type AnswerTemplate,
@@ -72,6 +81,13 @@ const CLAIM_LOST = 'AC409';
 const ITEM_REFUSED = 'AC422';
 /** Reads a restore makes when its version changes under it, before it leaves it to the transaction path. */
 const RESTORE_READS = 3;
+/** Plans an import makes before it leaves a busy agent's memories to the transaction path. */
+const IMPORT_PLANS = 3;
+/**
+ * The most memories an import writes in one statement; a larger one takes the transaction path, where each of
+ * its statements has the statement timeout to itself (one statement writing thousands could outlast it).
+ */
+const IMPORT_STATEMENT_LINES = 1000;
 /**
  * Errors after which the statement is sent again: a deadlock (another writer locked rows of the same agent in
  * another order: a vector save, the sweeper) or a serialization failure. The statement rolled back whole and
@@ -110,17 +126,32 @@ export interface ChargeRunner {
   query(text: string, values: unknown[], affinity?: string): Promise<pg.QueryResult>;
 }
 
-export class PostgresCharges implements ChargeStatements {
-  constructor(private readonly db: ChargeRunner) {}
+/** A statement's answer: the operation's, or `stale` (what it planned on changed since: plan again). */
+type Answered<T> = Charged<T> | Exclude<StatementRefusal, ChargeRefusal>;
+
+export class PostgresCharges implements ChargePort {
+  constructor(
+    private readonly db: ChargeRunner,
+    /** The operations as transactions of this store, for what a statement does not take. */
+    private readonly fallback: ChargePort,
+    /** Reads outside a transaction, for an import's plan. */
+    private readonly read: <T>(work: (reader: StoreReader) => Promise<T>) => Promise<T>,
+  ) {}
 
   async retrieveMemory(charge: ChargeRequest, key: string, refresh: boolean) {
     const answer = charge.claim && retrieveTemplate(charge.cents);
-    return this.call(RETRIEVE, [...chargeValues(charge), key, refresh, ...template(answer)], (r) => ({
-      memory: memoryOf(charge.agentId, r.memory as Row),
-    }));
+    return this.settled(
+      this.call(RETRIEVE, [...chargeValues(charge), key, refresh, ...template(answer)], (r) => ({
+        memory: memoryOf(charge.agentId, r.memory as Row),
+      })),
+    );
   }
 
   async storeMemories(charge: ChargeRequest, items: readonly StoreItem[], rules: WriteRules) {
+    // A refused expiry fails the operation in order among the items' other refusals: the transaction's.
+    if (items.some((item) => item.refusedExpiry !== undefined)) {
+      return this.fallback.storeMemories(charge, items, rules);
+    }
     const terms = items.map((item) => searchTermsOf(item));
     const one = items.length === 1;
     const column = <T>(of: (item: StoreItem, i: number) => T) =>
@@ -145,9 +176,11 @@ export class PostgresCharges implements ChargeStatements {
         charge.claim && storeTemplate(charge.cents, items.length, charge.operation === 'memory_store_batch'),
       ),
     ];
-    return this.call(one ? STORE_ONE : STORE_MANY, values, (r) => ({
-      results: storeResultsOf(charge.agentId, r),
-    }));
+    return this.settled(
+      this.call(one ? STORE_ONE : STORE_MANY, values, (r) => ({
+        results: storeResultsOf(charge.agentId, r),
+      })),
+    );
   }
 
   async memoryHistory(charge: ChargeRequest, key: string, limit: number, rules: WriteRules) {
@@ -162,18 +195,20 @@ export class PostgresCharges implements ChargeStatements {
       ...template(answer?.live),
       ...template(answer?.deleted),
     ];
-    return this.call(HISTORY, values, (r) => ({
-      currentVersion: r.current === null ? null : int(r.current),
-      versions: (r.versions as Row[]).map((h) => versionOf(charge.agentId, key, h)),
-    }));
+    return this.settled(
+      this.call(HISTORY, values, (r) => ({
+        currentVersion: r.current === null ? null : int(r.current),
+        versions: (r.versions as Row[]).map((h) => versionOf(charge.agentId, key, h)),
+      })),
+    );
   }
 
   async restoreMemory(
     charge: ChargeRequest,
     restore: { key: string; version: number; expectedVersion?: number },
     rules: WriteRules,
-  ) {
-    for (let read = 1; ; read++) {
+  ): Promise<Charged<{ memory: Memory; created: boolean }>> {
+    for (let read = 1; read <= RESTORE_READS; read++) {
       // The version's content as it stands, for its search terms; the statement checks it is still so.
       const { rows } = await this.db
         .query(RESTORE_READ, [charge.agentId, restore.key, restore.version], charge.agentId)
@@ -205,11 +240,33 @@ export class PostgresCharges implements ChargeStatements {
         memory: memoryOf(charge.agentId, r.memory as Row),
         created: r.created === true,
       }));
-      if (outcome.refused !== 'stale' || read === RESTORE_READS) return outcome;
+      if (outcome.refused !== 'stale') return outcome;
     }
+    // Its version kept changing under it: a transaction takes it.
+    return this.fallback.restoreMemory(charge, restore, rules);
   }
 
-  async importMemories(
+  /**
+   * An import planned on a read, written by one statement if no planned memory changed since (else planned
+   * again, a few times); a large one, or one whose memories keep changing, as a transaction.
+   */
+  async importMemories(charge: ChargeRequest, plan: ImportPlanner, rules: WriteRules) {
+    const at = new Date(charge.at);
+    for (let attempt = 0; attempt < IMPORT_PLANS; attempt++) {
+      const planned = await this.read((reader) => plan(reader, at));
+      if (planned.items.length > IMPORT_STATEMENT_LINES) break;
+      const outcome = await this.importPlanned(
+        { ...charge, cents: planned.cents },
+        planned.items,
+        rules,
+        planned.answer,
+      );
+      if (outcome.refused !== 'stale') return outcome;
+    }
+    return this.fallback.importMemories(charge, plan, rules);
+  }
+
+  private importPlanned(
     charge: ChargeRequest,
     items: readonly ImportItem[],
     rules: WriteRules,
@@ -238,12 +295,20 @@ export class PostgresCharges implements ChargeStatements {
     ];
     return this.call(IMPORT, values, (r) => ({
       written: (r.written as Row[]).map((m) => memoryOf(charge.agentId, m)),
+      answer,
     }));
   }
 
   async charge(charge: ChargeRequest, answer: JsonObject): Promise<Charged<object>> {
     const values = [...chargeValues(charge), ...template(charge.claim && withBalance(answer))];
-    return this.call(CHARGE_ONLY, values, () => ({}));
+    return this.settled(this.call(CHARGE_ONLY, values, () => ({})));
+  }
+
+  /** The answer of a statement that plans on nothing read before it: it is never stale. */
+  private async settled<T>(answered: Promise<Answered<T>>): Promise<Charged<T>> {
+    const outcome = await answered;
+    if (outcome.refused === 'stale') throw new AppError('internal', 'A charge statement answered stale.');
+    return outcome;
   }
 
   /** Runs one function call; its answer as the result (with the balance) or the refusal. */
@@ -251,7 +316,7 @@ export class PostgresCharges implements ChargeStatements {
     text: string,
     values: unknown[],
     result: (r: Row) => T,
-  ): Promise<Charged<T>> {
+  ): Promise<Answered<T>> {
     let r: Row;
     for (let attempt = 1; ; attempt++) {
       try {

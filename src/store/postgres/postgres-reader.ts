@@ -4,7 +4,7 @@
  * every instance (postgres-tx.ts).
  */
 import type { Account } from '../../core/model.js';
-import type { MemoryFilter, MemoryHit, MemoryQuery, StoreReader } from '../../core/store-port.js';
+import type { MemoryFilter, MemoryHit, MemoryQuery, StoreReader } from '../../core/store-reader.js';
 import { memoryQueryStatements } from './memory-query-sql.js';
 import {
   ACCOUNT_COLUMNS,

@@ -26,10 +26,11 @@ import type {
   LiveUsageCount,
   StoreHealth,
   StorePort,
-  StoreReader,
   StoreStats,
   StoreTx,
 } from '../../core/store-port.js';
+import type { StoreReader } from '../../core/store-reader.js';
+import { createTransactionCharges } from '../transaction-charges.js';
 import { PostgresCharges } from './postgres-charges.js';
 import { isUnreachable, unavailable } from './postgres-errors.js';
 import { PostgresReader } from './postgres-reader.js';
@@ -61,7 +62,7 @@ export class PostgresStore implements StorePort {
   private readonly channel: StatementChannel;
   /** Reads outside a transaction, named, on the channel. */
   private readonly statements: Statements;
-  /** Charged operations as one statement each (migration 0009). */
+  /** The charge port: each charged operation as one statement (postgres-charges.ts). */
   readonly charges: PostgresCharges;
   private closed = false;
 
@@ -86,12 +87,16 @@ export class PostgresStore implements StorePort {
     });
     this.statements = { query: (text, values) => this.channel.query(text, values) };
     this.reports = new PostgresReports(this.statements);
-    this.charges = new PostgresCharges({
-      query: (text, values, affinity) => {
-        this.assertOpen();
-        return this.channel.query(text, values, affinity === undefined ? {} : { affinity });
+    this.charges = new PostgresCharges(
+      {
+        query: (text, values, affinity) => {
+          this.assertOpen();
+          return this.channel.query(text, values, affinity === undefined ? {} : { affinity });
+        },
       },
-    });
+      createTransactionCharges(this),
+      (work) => this.read(work),
+    );
   }
 
   /**

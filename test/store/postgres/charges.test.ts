@@ -15,7 +15,9 @@ import type { LiveDataSource } from '../../../src/core/live-port.js';
 import type { JsonObject } from '../../../src/core/model.js';
 import type { StorePort } from '../../../src/core/store-port.js';
 import { fieldsOf, parseInput } from '../../../src/core/validation.js';
+import { PostgresCharges } from '../../../src/store/postgres/postgres-charges.js';
 import { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
+import { createTransactionCharges } from '../../../src/store/transaction-charges.js';
 import { type TestDatabase, testDatabase } from '../../helpers/postgres.js';
 import { TcpRelay } from '../../helpers/tcp-relay.js';
 
@@ -303,10 +305,19 @@ describe('a charged operation on PostgreSQL', () => {
         { memory_key: 's', memory_value: value, memory_type: 'context' },
         STORE,
       );
-    const charges = store.charges as NonNullable<StorePort['charges']>;
-    const alwaysStale = Object.create(charges, {
-      restoreMemory: { value: async () => ({ refused: 'stale' as const }) },
-    });
+    // The restore's statement always finds its version changed: after three reads, the transaction path.
+    let statements = 0;
+    const alwaysStale = new PostgresCharges(
+      {
+        query: async (text, values) => {
+          if (!text.includes('ac_memory_restore')) return admin.query(text, values);
+          statements++;
+          return { rows: [{ r: { refused: 'stale' } }] } as unknown as pg.QueryResult;
+        },
+      },
+      createTransactionCharges(store),
+      (work) => store.read(work),
+    );
     const staleCore = createCore({
       store: Object.create(store, { charges: { value: alwaysStale } }) as StorePort,
       cache: createNodeLiveCache(60),
@@ -319,6 +330,7 @@ describe('a charged operation on PostgreSQL', () => {
       { charge: { operation: 'memory_restore', cents: 1 } },
     );
     expect(restored).toMatchObject({ restored_from: 1, credit_balance_cents: before.balance - 1 });
+    expect(statements).toBe(3);
     const read = await core.memories.retrieveMemory(agent, { memory_key: 's' }, RETRIEVE);
     expect(read.memory.memory_value).toBe('first');
     const after = await money(agent);

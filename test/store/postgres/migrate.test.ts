@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { MemoryQuery } from '../../../src/core/store-port.js';
+import type { MemoryQuery } from '../../../src/core/store-reader.js';
 import {
   checksumOf,
   loadMigrations,

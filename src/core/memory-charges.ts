@@ -1,31 +1,21 @@
 /**
- * The charged memory operations on a store that runs each as one statement (charge-port.ts; PostgreSQL): the
- * core prepares what needs no store (the price, the ledger entry, each memory's expiry), the store applies the
- * rules the transaction path applies (memories.ts, memory-writes.ts) in one statement, and each refusal becomes
- * the error that path throws. A request the statement cannot take as it is (an expiry the core refuses) takes
- * the transaction path instead, so that its errors come in the same order as there.
+ * The charged memory operations as the core asks the charge port (charge-port.ts) for them, whatever store
+ * runs them: the core prepares what needs no store (the price, the ledger entry, each memory's expiry), the
+ * store applies the write rules (memory-writes.ts) with the charge, and each refusal becomes the core's error.
  */
-import type { Charged, ChargeRefusal, ChargeStatements, StoreItem, WriteRules } from './charge-port.js';
+import type { Charged, ChargePort, ChargeRefusal, ImportPlanner, StoreItem } from './charge-port.js';
 import { AppError } from './errors.js';
 import type { Charge, Ledger, Recorder } from './ledger.js';
 import type { Limits } from './limits.js';
 import { deleteNotRestorable, quotaExceeded, versionNotInHistory } from './memory-answers.js';
 import { checkCondition, expiryOf, memoryNotFound, type WriteCondition } from './memory-rules.js';
+import { writeRules } from './memory-writes.js';
 import type { Memory } from './model.js';
 import type { Input } from './schemas.js';
 
 type StoreInput = Input<'StoreInput'>;
 
-/** How memories are written, as the store's statements take it. */
-export function writeRules(limits: Limits): WriteRules {
-  return {
-    quota: limits.memoriesPerAgent,
-    keep: limits.memoryHistoryVersions,
-    retentionSeconds: limits.memoryHistoryRetentionSeconds,
-  };
-}
-
-export function createMemoryStatements(charges: ChargeStatements, ledger: Ledger, limits: Limits) {
+export function createMemoryCharges(charges: ChargePort, ledger: Ledger, limits: Limits) {
   const rules = writeRules(limits);
 
   /** The result of a charge, or the error of its refusal (`own` maps the operation's own refusals). */
@@ -60,33 +50,34 @@ export function createMemoryStatements(charges: ChargeStatements, ledger: Ledger
     };
   }
 
-  /**
-   * memory_store / memory_store_batch; undefined when an item's expiry is refused (the transaction path then
-   * answers, with the errors in its order).
-   */
+  /** The item of a memory_store input: its expiry set at `at`, or the error refusing it. */
+  function storeItem(input: StoreInput, at: Date): StoreItem {
+    const item: StoreItem = {
+      key: input.memory_key,
+      value: input.memory_value,
+      type: input.memory_type,
+      metadata: input.metadata ?? {},
+      ...(input.expected_version === undefined ? {} : { expectedVersion: input.expected_version }),
+      ...(input.create_only ? { createOnly: true } : {}),
+    };
+    try {
+      return { ...item, ...expiryOf(input, at, limits.memoryTtlSeconds) };
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'invalid_input') return { ...item, refusedExpiry: err };
+      throw err;
+    }
+  }
+
+  /** memory_store / memory_store_batch: each memory as written and whether it created its key. */
   async function storeItems(
     agentId: string,
     inputs: readonly StoreInput[],
     charge: Charge,
     record: Recorder | undefined,
-  ): Promise<({ results: { memory: Memory; created: boolean }[] } & { balanceCents: number }) | undefined> {
+  ) {
     const request = ledger.chargeRequest(agentId, charge, record);
     const at = new Date(request.at);
-    let items: StoreItem[];
-    try {
-      items = inputs.map((input) => ({
-        key: input.memory_key,
-        value: input.memory_value,
-        type: input.memory_type,
-        metadata: input.metadata ?? {},
-        ...expiryOf(input, at, limits.memoryTtlSeconds),
-        ...(input.expected_version === undefined ? {} : { expectedVersion: input.expected_version }),
-        ...(input.create_only ? { createOnly: true } : {}),
-      }));
-    } catch (err) {
-      if (err instanceof AppError && err.code === 'invalid_input') return undefined;
-      throw err;
-    }
+    const items = inputs.map((input) => storeItem(input, at));
     const byKey = new Map(inputs.map((input) => [input.memory_key, input]));
     const outcome = await charges.storeMemories(request, items, rules);
     return settled(
@@ -118,7 +109,6 @@ export function createMemoryStatements(charges: ChargeStatements, ledger: Ledger
     return settled(outcome, charge.cents, notFound(input.memory_key));
   }
 
-  /** memory_restore; undefined when its version kept changing under it (the transaction path then answers). */
   async function restore(
     agentId: string,
     input: Input<'RestoreInput'>,
@@ -135,8 +125,6 @@ export function createMemoryStatements(charges: ChargeStatements, ledger: Ledger
       },
       rules,
     );
-    // Its version kept changing under it: the transaction path takes it (undefined).
-    if (outcome.refused === 'stale') return undefined;
     const written = writeRefusal(() => input);
     return settled(outcome, charge.cents, (refusal) => {
       if (refusal.refused === 'version_not_found')
@@ -146,7 +134,34 @@ export function createMemoryStatements(charges: ChargeStatements, ledger: Ledger
     });
   }
 
-  return { storeItems, retrieve, history, restore };
+  /**
+   * memory_import, planned by `plan` (which throws the import's own errors) where the store writes it; `quota`
+   * is the error of the quota when the memories held changed between the plan and its write.
+   */
+  async function importLines(
+    agentId: string,
+    plan: ImportPlanner,
+    charge: Charge,
+    record: Recorder | undefined,
+    quota: (created: number, held: number) => AppError,
+  ) {
+    // The price is the plan's: a refusal to pay names the cents of the plan the store last made.
+    let cents = 0;
+    const planned: ImportPlanner = async (reader, at) => {
+      const made = await plan(reader, at);
+      cents = made.cents;
+      return made;
+    };
+    const outcome = await charges.importMemories(
+      ledger.chargeRequest(agentId, charge, record),
+      planned,
+      rules,
+    );
+    if (outcome.refused === 'import_quota_exceeded') throw quota(outcome.created, outcome.held);
+    return settled(outcome, cents);
+  }
+
+  return { storeItems, retrieve, history, restore, importLines };
 }
 
-export type MemoryStatements = ReturnType<typeof createMemoryStatements>;
+export type MemoryCharges = ReturnType<typeof createMemoryCharges>;
