@@ -15,7 +15,7 @@ import { exportMemoriesCommand } from './export-command.js';
 import { ensureLocalAgent } from './local-agent.js';
 import { createLogger } from './logger.js';
 import { runOperatorOperation } from './operator.js';
-import { openService, serviceLogger } from './service.js';
+import { openService, openUnavailableService, serviceLogger } from './service.js';
 import { setupCommand } from './setup/setup-command.js';
 import { StoreOpenError } from './store/store-open-error.js';
 
@@ -110,7 +110,10 @@ program
       config = err;
     }
     const logger = config instanceof Error ? createLogger('info', { format: 'auto' }) : serviceLogger(config);
-    await runStdioServer(config, logger, (valid) => openService(valid, { command: 'mcp', logger }));
+    await runStdioServer(config, logger, {
+      open: (valid) => openService(valid, { command: 'mcp', logger }),
+      unavailable: (message, limits) => openUnavailableService(message, limits, logger),
+    });
   });
 
 const credits = program.command('credits').description('Manage account credit.');

@@ -6,7 +6,7 @@
 import type { Config } from './config.js';
 import { AppError, type ErrorBody } from './core/errors.js';
 import type { JsonObject } from './core/model.js';
-import { createOperations, type Operation } from './core/operations.js';
+import { createOperations, type Operation } from './core/operation-table.js';
 import { createSchemas } from './core/schemas.js';
 import { parseInput } from './core/validation.js';
 import { openService } from './service.js';

@@ -4,15 +4,17 @@
  * server (src/http/http-server.ts) gets everything it needs from here; nothing is built twice.
  */
 
+import { createEmptyLiveCache } from './cache/empty-live-cache.js';
 import { createNodeLiveCache } from './cache/node-live-cache.js';
 import type { Config } from './config.js';
 import type { Clock } from './core/clock.js';
 import { type Core, createCore } from './core/core.js';
+import { AppError } from './core/errors.js';
+import { DEFAULT_LIMITS, type Limits } from './core/limits.js';
 import type { LiveDataSource } from './core/live-port.js';
 import type { CacheState } from './core/model.js';
-import { createOperations, type Operation } from './core/operations.js';
+import { createOperations, type Operation } from './core/operation-table.js';
 import type { StorePort } from './core/store-port.js';
-import type { WindowCounters } from './core/window-counters.js';
 import { createHttpEmbedder } from './embeddings/http-embedder.js';
 import { createLocalEmbedder } from './embeddings/local-embedder.js';
 import { createLiveDataSource } from './live/live-data-source.js';
@@ -21,6 +23,8 @@ import { ServiceMetrics, timedStore } from './metrics/service-metrics.js';
 import type { DataDirLock } from './store/data-dir-lock.js';
 import type { OAuthRecords } from './store/oauth-records.js';
 import { openStore } from './store/open-store.js';
+import { unavailableStore } from './store/unavailable-store.js';
+import type { WindowCounters } from './store/window-counters.js';
 
 export interface ServiceOptions {
   /** What this process runs, recorded in the DATA_DIR lock. */
@@ -124,4 +128,22 @@ export async function openService(config: Readonly<Config>, options: ServiceOpti
       await store.close();
     },
   };
+}
+
+/**
+ * The service over a store that cannot serve (the stdio server's "unavailable" mode, mcp/mcp-stdio.ts): the
+ * same core and operations, every store call and upstream fetch failing with `message` (code `unavailable`).
+ */
+export function openUnavailableService(
+  message: string,
+  limits: Limits | undefined,
+  logger: Logger,
+): Pick<Service, 'core' | 'operations' | 'logger' | 'close'> {
+  const core = createCore({
+    store: unavailableStore(message),
+    cache: createEmptyLiveCache(),
+    live: { fetch: () => Promise.reject(new AppError('unavailable', message)) },
+    limits: limits ?? DEFAULT_LIMITS,
+  });
+  return { core, operations: createOperations(core.schemas), logger, close: async () => undefined };
 }

@@ -28,6 +28,7 @@ import { runOperation } from '../../src/core/run-operation.js';
 import type { StorePort } from '../../src/core/store-port.js';
 import { fieldsOf, parseInput } from '../../src/core/validation.js';
 import { openService } from '../../src/service.js';
+import { createTransactionCharges } from '../../src/store/transaction-charges.js';
 import { PostgresCluster } from '../../test/helpers/postgres-cluster.js';
 import { makeTempDir } from '../shared/cleanup.js';
 import { type CpuProfile, profiled, summarise, table } from '../shared/cpu-profile.js';
@@ -138,8 +139,11 @@ try {
     );
   const service = await instance();
   const store = service.store;
-  // The transaction path: the same store without its charge functions, as the core ran before issue 32.
-  const inTransactions = Object.create(store, { charges: { value: undefined } }) as StorePort;
+  // The transaction path: the same store charging through transactions with the core's rules (the JSON
+  // store's charge port, PostgreSQL's fallback), as the core ran before issue 32.
+  const inTransactions = Object.create(store, {
+    charges: { value: createTransactionCharges(store) },
+  }) as StorePort;
   const cores = {
     transaction: createCore({
       store: inTransactions,

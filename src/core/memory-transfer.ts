@@ -17,7 +17,7 @@ import { live } from './memory-writes.js';
 import type { Memory } from './model.js';
 import type { Input, Output } from './schemas.js';
 import type { SemanticIndex } from './semantic-index.js';
-import type { StorePort, StoreTx } from './store-port.js';
+import type { StorePort } from './store-port.js';
 import type { StoreReader } from './store-reader.js';
 
 /** Memories read per page of an export. */

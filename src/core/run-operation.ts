@@ -2,7 +2,7 @@
 import type { Core } from './core.js';
 import type { IdempotentOutcome } from './idempotency.js';
 import type { JsonObject } from './model.js';
-import type { Operation } from './operations.js';
+import type { Operation } from './operation-table.js';
 
 /**
  * Runs an operation for a face: with an idempotency key (on an operation that honours one), through the

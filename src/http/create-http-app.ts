@@ -7,11 +7,11 @@
 import express, { type Express, type RequestHandler } from 'express';
 import type { RateLimitConfig, TrustProxySetting } from '../config.js';
 import type { Core } from '../core/core.js';
-import { type Operation, restOperations } from '../core/operations.js';
-import type { WindowCounters } from '../core/window-counters.js';
+import { type Operation, restOperations } from '../core/operation-table.js';
 import type { Logger } from '../logger.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
-import type { OAuthLimits, OAuthRoom } from '../oauth/oauth-room.js';
+import type { AuthorizationServer, OAuthLimits } from '../oauth/authorization-server.js';
+import type { WindowCounters } from '../store/window-counters.js';
 import { corsFor } from './cors.js';
 import { DOCUMENTS, type Readiness } from './discovery.js';
 import { WEB_PAGES } from './document-context.js';
@@ -43,7 +43,7 @@ export interface HttpAppOptions {
    * The authorization server (src/oauth), mounted before the API's rate limits and JSON body parser (it
    * reads its own form bodies and has limits of its own); its access tokens are then accepted at /mcp.
    */
-  oauth?: { room: OAuthRoom };
+  oauth?: { room: AuthorizationServer };
   /** Rate and registration limits (src/http/rate-limits.ts); none unless given and enabled. */
   rateLimit?: RateLimitConfig;
   /** Counters every instance shares (PostgreSQL), for the rate limits; in memory per process without. */

@@ -5,7 +5,7 @@
  * not import the module that declares them (no import cycle).
  */
 import type { z } from 'zod';
-import type { RestOperation } from '../core/operations.js';
+import type { RestOperation } from '../core/operation-table.js';
 import type { StoreHealth } from '../core/store-port.js';
 
 export interface DocumentContext {

@@ -1,7 +1,7 @@
 /**
  * llms.txt: the API in plain Markdown for language models, generated from the operation table.
  */
-import { costFigures, type RestOperation } from '../core/operations.js';
+import { costFigures, type RestOperation } from '../core/operation-table.js';
 import { PRICES, SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
 import { AUTH_DESCRIPTION, agentFacing, type DocumentContext, WEB_PAGES } from './document-context.js';
 import { jsonSchema } from './openapi.js';

@@ -6,7 +6,7 @@
  * `insufficient_scope` (a tool that changes memories needs `write`; everything else `read` or `write`).
  * An API key is never challenged: a client that sends one goes on as before.
  */
-import type { Operation } from '../core/operations.js';
+import type { Operation } from '../core/operation-table.js';
 import { READ_SCOPE, RESOURCE_SCOPES, WRITE_SCOPE } from '../oauth/oauth-settings.js';
 
 const ALL_SCOPES = RESOURCE_SCOPES.join(' ');

@@ -7,7 +7,7 @@ import type { Config } from '../config.js';
 import type { Core } from '../core/core.js';
 import { AppError } from '../core/errors.js';
 import type { Logger } from '../logger.js';
-import { createOAuthRoom, type OAuthRoom } from '../oauth/oauth-room.js';
+import { type AuthorizationServer, createAuthorizationServer } from '../oauth/authorization-server.js';
 import { MCP_PATH } from '../server-paths.js';
 import type { OAuthRecords } from '../store/oauth-records.js';
 import { requireAccount } from './request-identity.js';
@@ -19,12 +19,12 @@ export interface OAuthService {
   oauthRecords?: OAuthRecords;
 }
 
-export async function openOAuthRoom(service: OAuthService): Promise<OAuthRoom | undefined> {
+export async function openOAuthRoom(service: OAuthService): Promise<AuthorizationServer | undefined> {
   const { config, core, logger } = service;
   if (config.oauthOffReason) logger.info(`OAuth for remote MCP clients is off: ${config.oauthOffReason}`);
   const oauth = config.oauth;
   if (!oauth || !service.oauthRecords) return undefined;
-  return createOAuthRoom({
+  return createAuthorizationServer({
     settings: {
       issuer: oauth.issuer,
       resource: `${oauth.issuer}${MCP_PATH}`,

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { ErrorCode } from '../core/errors.js';
 import { IDEMPOTENCY_KEY_MAX_CHARS, IDEMPOTENCY_KEY_PATTERN } from '../core/idempotency.js';
-import { costSentence, type RestOperation } from '../core/operations.js';
+import { costSentence, type RestOperation } from '../core/operation-table.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
 import { AUTH_DESCRIPTION, type DocumentContext, type DocumentRoute } from './document-context.js';
 import { HTTP_STATUS } from './http-status.js';

@@ -8,7 +8,7 @@ import express, { type Request, type RequestHandler, type Response } from 'expre
 import type { Core } from '../core/core.js';
 import { AppError } from '../core/errors.js';
 import { parseIdempotencyKey } from '../core/idempotency.js';
-import type { RestOperation } from '../core/operations.js';
+import type { RestOperation } from '../core/operation-table.js';
 import { runOperation } from '../core/run-operation.js';
 import { fieldsOf, parseInput } from '../core/validation.js';
 import { isPlainJson, NDJSON_TYPES } from './json-body.js';

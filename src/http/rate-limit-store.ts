@@ -1,12 +1,12 @@
 /**
- * An express-rate-limit Store over the shared window counters (src/core/window-counters.ts), so that on
+ * An express-rate-limit Store over the shared window counters (src/store/window-counters.ts), so that on
  * PostgreSQL a client's requests are counted across every instance rather than per process. One store per
  * limiter (express-rate-limit refuses to share one), each with its own key prefix, so that the limiters
  * that key by the same thing (the unauthenticated and the per-address registration limits both count
  * `address:…`) keep separate counts.
  */
 import type { ClientRateLimitInfo, IncrementResponse, Options, Store } from 'express-rate-limit';
-import type { WindowCount, WindowCounters } from '../core/window-counters.js';
+import type { WindowCount, WindowCounters } from '../store/window-counters.js';
 
 export interface CounterStoreOptions {
   /** Put before every key of this limiter, e.g. `per-key:`. */

@@ -25,9 +25,10 @@ import type { RateLimitConfig, TrustProxySetting } from '../config.js';
 import type { Core } from '../core/core.js';
 import { emailDomain } from '../core/email.js';
 import { AppError } from '../core/errors.js';
-import type { RestOperation } from '../core/operations.js';
-import type { WindowCounters } from '../core/window-counters.js';
+import type { RestOperation } from '../core/operation-table.js';
 import type { Logger } from '../logger.js';
+import type { OAuthLimits } from '../oauth/authorization-server.js';
+import type { WindowCounters } from '../store/window-counters.js';
 import { CounterStore } from './rate-limit-store.js';
 import { identify as identifyRequest } from './request-identity.js';
 
@@ -49,22 +50,6 @@ export interface RateLimitOptions {
   counters?: WindowCounters;
 }
 
-/** The authorization server's limits (src/oauth mounts them; fixed numbers, docs/operations.md). */
-export interface OAuthRateLimits {
-  /** Every path under /oauth: per address. */
-  any: RequestHandler[];
-  /** GET /oauth/authorize: per address and per client_id. */
-  authorize: RequestHandler[];
-  /** POST /oauth/token and /oauth/revoke: per address. */
-  token: RequestHandler[];
-  /** POST /oauth/register (dynamic client registration): per address. */
-  registration: RequestHandler[];
-  /** The sign-in page's key check: per address. */
-  signIn: RequestHandler[];
-  /** The sign-in page's new account: the registration limits of POST /api/ac/register (after the form is read). */
-  register: RequestHandler[];
-}
-
 /**
  * Claude's and ChatGPT's connectors call the token and registration endpoints from their own servers, for
  * every person who connects through them: the per-address limits there leave room for that. The per-client
@@ -83,7 +68,7 @@ export const OAUTH_LIMITS = {
 export interface RateLimits {
   /** Per key or per address; mount before the body is read, so a limited request is not even parsed. */
   api: RequestHandler[];
-  oauth: OAuthRateLimits;
+  oauth: OAuthLimits;
   /** Registration per address and per domain; mount after the JSON body parser (it reads `email`). */
   register: { path: string; handlers: RequestHandler[] } | undefined;
 }
@@ -317,7 +302,7 @@ export function createRateLimits(options: RateLimitOptions): RateLimits {
     typeof req.query.client_id === 'string' && req.query.client_id.length <= 2048
       ? `client:${req.query.client_id}`
       : undefined;
-  const oauth: OAuthRateLimits = {
+  const oauth: OAuthLimits = {
     any: [
       oauthLimit(
         'oauth-any-per-address',

@@ -12,7 +12,7 @@ import {
   inputResponse,
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import type { Operation } from '../core/operations.js';
+import type { Operation } from '../core/operation-table.js';
 import { envelopeOf, type McpExtra } from './mcp-extra.js';
 
 const INPUT_KEY = 'confirm';

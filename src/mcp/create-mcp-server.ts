@@ -10,7 +10,7 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { Core } from '../core/core.js';
-import type { Operation } from '../core/operations.js';
+import type { Operation } from '../core/operation-table.js';
 import { PRICES, SERVICE_NAME, SERVICE_VERSION } from '../core/pricing.js';
 import type { Logger } from '../logger.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';

@@ -11,20 +11,16 @@
  * It exits cleanly (0), store flushed and DATA_DIR lock released, when stdin closes or on SIGTERM/SIGINT,
  * after the requests in flight have been answered or AC_SHUTDOWN_TIMEOUT_MS has passed.
  */
-import { createEmptyLiveCache } from '../cache/empty-live-cache.js';
 import { type Config, storePlace } from '../config.js';
 import type { Core } from '../core/core.js';
-import { createCore } from '../core/core.js';
 import { AppError } from '../core/errors.js';
-import { DEFAULT_LIMITS } from '../core/limits.js';
-import type { Operation } from '../core/operations.js';
-import { createOperations } from '../core/operations.js';
+import type { Limits } from '../core/limits.js';
+import type { Operation } from '../core/operation-table.js';
 import { ensureLocalAgent, readLocalAgentKey } from '../local-agent.js';
 import type { Logger } from '../logger.js';
 import { MCP_PATH, PING_PATH } from '../server-paths.js';
 import { DataDirLockedError, type LockHolder, readLockHolder } from '../store/data-dir-lock.js';
 import { dataDirAccessError, StoreOpenError } from '../store/store-open-error.js';
-import { unavailableStore } from '../store/unavailable-store.js';
 import { createMcpServer } from './create-mcp-server.js';
 import { startMcpBridge } from './mcp-bridge.js';
 import { exitWhenFlushed, onClientGone, serve, stdioWire } from './stdio-lifecycle.js';
@@ -37,8 +33,13 @@ export interface StdioService {
   close(): Promise<void>;
 }
 
-/** Opens the service on the configured store (the composition root's openService). */
-export type OpenService = (config: Readonly<Config>) => Promise<StdioService>;
+/** How the stdio server opens the service (the composition root, service.ts, builds both). */
+export interface OpenService {
+  /** The service on the configured store (`openService`). */
+  open(config: Readonly<Config>): Promise<StdioService>;
+  /** The service over a store that cannot serve, every call failing with `message` (`openUnavailableService`). */
+  unavailable(message: string, limits: Limits | undefined): StdioService;
+}
 
 /**
  * Runs the stdio server. `config` is the parsed configuration, or the ConfigError that stopped it (shown in
@@ -49,15 +50,15 @@ export async function runStdioServer(
   logger: Logger,
   open: OpenService,
 ): Promise<void> {
-  if (config instanceof Error) return serveUnavailable(config.message, undefined, logger);
+  if (config instanceof Error) return serveUnavailable(open, config.message, undefined, logger);
   let service: StdioService;
   try {
     service = await openServiceOrServer(config, open);
   } catch (err) {
     if (err instanceof DataDirLockedError && err.holder.url) {
-      return bridgeTo(err.holder, config, logger);
+      return bridgeTo(open, err.holder, config, logger);
     }
-    return serveUnavailable(cannotServe(err, config, logger), config, logger);
+    return serveUnavailable(open, cannotServe(err, config, logger), config, logger);
   }
   let key: string;
   try {
@@ -67,6 +68,7 @@ export async function runStdioServer(
     await service.close().catch(() => undefined);
     const unknownKey = err instanceof AppError && err.code === 'unauthorized';
     return serveUnavailable(
+      open,
       unknownKey ? unknownKeySentence(config) : cannotServe(err, config, logger),
       config,
       logger,
@@ -120,7 +122,7 @@ async function openServiceOrServer(config: Readonly<Config>, open: OpenService):
   const deadline = Date.now() + SERVER_START_WAIT_MS;
   for (;;) {
     try {
-      return await open(config);
+      return await open.open(config);
     } catch (err) {
       if (!(err instanceof DataDirLockedError) || err.holder.url || err.holder.command !== 'serve') throw err;
       if (Date.now() > deadline) throw err;
@@ -149,18 +151,13 @@ function cannotServe(err: unknown, config: Readonly<Config>, logger: Logger): st
  * answered with `message` (code `unavailable`). Logged once to stderr, without a stack.
  */
 async function serveUnavailable(
+  open: OpenService,
   message: string,
   config: Readonly<Config> | undefined,
   logger: Logger,
 ): Promise<void> {
   logger.error(`cannot serve: ${message}`);
-  const core = createCore({
-    store: unavailableStore(message),
-    cache: createEmptyLiveCache(),
-    live: { fetch: () => Promise.reject(new AppError('unavailable', message)) },
-    limits: config?.limits ?? DEFAULT_LIMITS,
-  });
-  const operations = createOperations(core.schemas);
+  const { core, operations } = open.unavailable(message, config?.limits);
   // Any key: the store refuses before a key is looked at, and a missing key would be the wrong message.
   const keyOf = () => config?.apiKey ?? 'local-agent';
   await serve(
@@ -172,16 +169,22 @@ async function serveUnavailable(
 }
 
 /** Relays the client to the server that holds the store, as the same agent. */
-async function bridgeTo(holder: LockHolder, config: Readonly<Config>, logger: Logger): Promise<void> {
+async function bridgeTo(
+  open: OpenService,
+  holder: LockHolder,
+  config: Readonly<Config>,
+  logger: Logger,
+): Promise<void> {
   const serverUrl = holder.url as string;
   let key: string | undefined;
   try {
     key = config.apiKey ?? (await readLocalAgentKey(config.dataDir));
   } catch (err) {
-    return serveUnavailable(cannotServe(err, config, logger), config, logger);
+    return serveUnavailable(open, cannotServe(err, config, logger), config, logger);
   }
   if (key === undefined) {
     return serveUnavailable(
+      open,
       `The store in ${config.dataDir} is held by the agent-context server at ${serverUrl}, which has no local ` +
         'agent (a server listening on a loopback address makes one at start). Set AC_API_KEY to a key of that ' +
         'server, or stop it so that this server opens the store itself.',

@@ -12,7 +12,7 @@
 import { type McpServer, ProtocolError, ResourceTemplate } from '@modelcontextprotocol/server';
 import type { Core } from '../core/core.js';
 import { AppError } from '../core/errors.js';
-import { costSentence, type Operation } from '../core/operations.js';
+import { costSentence, type Operation } from '../core/operation-table.js';
 import { parseInput } from '../core/validation.js';
 import type { Logger } from '../logger.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import type { Core } from '../core/core.js';
 import { AppError } from '../core/errors.js';
 import { parseIdempotencyKey } from '../core/idempotency.js';
-import { costSentence, type Operation } from '../core/operations.js';
+import { costSentence, type Operation } from '../core/operation-table.js';
 import { runOperation } from '../core/run-operation.js';
 import { fieldsOf, parseInput } from '../core/validation.js';
 import type { Logger } from '../logger.js';

@@ -8,7 +8,6 @@
 import type { Config } from '../config.js';
 import type { VectorStore } from '../core/semantic-index.js';
 import type { StorePort } from '../core/store-port.js';
-import type { WindowCounters } from '../core/window-counters.js';
 import type { DataDirLock, LockHolder } from './data-dir-lock.js';
 import { ExpiryPurger } from './expiry-purger.js';
 import { openJsonFileStore } from './json-file-store.js';
@@ -18,6 +17,7 @@ import { PostgresVectorStore } from './postgres/memory-vectors.js';
 import { openPostgresStore } from './postgres/open-postgres-store.js';
 import type { PostgresLiveCache } from './postgres/postgres-live-cache.js';
 import { SWEEP_INTERVAL_MS, type SweeperOptions } from './postgres/postgres-sweeper.js';
+import type { WindowCounters } from './window-counters.js';
 
 export interface OpenedStore {
   store: StorePort;

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
-import { createOperations } from '../../src/core/operations.js';
+import { createOperations } from '../../src/core/operation-table.js';
 import { PRICES } from '../../src/core/pricing.js';
 import { createSchemas } from '../../src/core/schemas.js';
 import { portableSetupOutput } from '../../src/setup/setup-output.js';

@@ -8,7 +8,7 @@ import { createCore } from '../../src/core/core.js';
 import { AppError } from '../../src/core/errors.js';
 import type { Limits } from '../../src/core/limits.js';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
-import { createOperations } from '../../src/core/operations.js';
+import { createOperations } from '../../src/core/operation-table.js';
 import { runOperation } from '../../src/core/run-operation.js';
 import { fieldsOf, parseInput } from '../../src/core/validation.js';
 import { createMemoryStore } from '../../src/store/state-store.js';

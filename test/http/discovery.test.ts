@@ -3,7 +3,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { restOperations } from '../../src/core/operations.js';
+import { restOperations } from '../../src/core/operation-table.js';
 import { FakeLiveSource } from '../fakes/fake-live-source.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 

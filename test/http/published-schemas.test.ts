@@ -24,6 +24,7 @@ import {
   IDEMPOTENCY_KEY_PATTERN,
   parseIdempotencyKey,
 } from '../../src/core/idempotency.js';
+import type { Operation } from '../../src/core/operation-table.js';
 import {
   HAS_NON_SPACE,
   NO_BIDI_CONTROLS,
@@ -31,7 +32,6 @@ import {
   NO_NON_SPACE_CONTROL_CHARS,
   trimmedAtMost,
 } from '../../src/core/operations/fields.js';
-import type { Operation } from '../../src/core/operations.js';
 import { parseInput } from '../../src/core/validation.js';
 import { FakeLiveSource } from '../fakes/fake-live-source.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';

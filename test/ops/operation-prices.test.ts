@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { CHARGED_OPERATIONS, CREDIT_KINDS, type LedgerEntry } from '../../src/core/model.js';
-import type { Operation } from '../../src/core/operations.js';
+import type { Operation } from '../../src/core/operation-table.js';
 import { runOperation } from '../../src/core/run-operation.js';
 import { parseInput } from '../../src/core/validation.js';
 import { openService, type Service } from '../../src/service.js';

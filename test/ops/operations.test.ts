@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNodeLiveCache } from '../../src/cache/node-live-cache.js';
 import { loadConfig } from '../../src/config.js';
 import { createCore } from '../../src/core/core.js';
-import { createOperations } from '../../src/core/operations.js';
+import { createOperations } from '../../src/core/operation-table.js';
 import { createHttpApp } from '../../src/http/create-http-app.js';
 import { readinessOf } from '../../src/http/discovery.js';
 import { type RunningServer, startServer } from '../../src/http/http-server.js';

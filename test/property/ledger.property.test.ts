@@ -46,7 +46,7 @@ import {
   type Plan,
   type QueryType,
 } from '../../src/core/model.js';
-import type { Operation } from '../../src/core/operations.js';
+import type { Operation } from '../../src/core/operation-table.js';
 import { runOperation } from '../../src/core/run-operation.js';
 import { parseInput } from '../../src/core/validation.js';
 import { openService } from '../../src/service.js';

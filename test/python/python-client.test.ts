@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
-import { createOperations } from '../../src/core/operations.js';
+import { createOperations } from '../../src/core/operation-table.js';
 import { createSchemas } from '../../src/core/schemas.js';
 import { runProcess } from '../helpers/run-process.js';
 import { CLI, type SpawnedServer, spawnServe } from '../helpers/spawn-serve.js';

@@ -1,5 +1,5 @@
 /**
- * Fixed-window counters (src/core/window-counters.ts) in the UNLOGGED `rate_limits` table, for the rate
+ * Fixed-window counters (src/store/window-counters.ts) in the UNLOGGED `rate_limits` table, for the rate
  * limits of many instances on one database (issue 13). One row per key, reused from window to window.
  *
  * - A hit is one statement, an upsert: PostgreSQL's ON CONFLICT DO UPDATE locks the key's row and computes
@@ -15,7 +15,7 @@
  * - The pool is the PostgresStore's, which owns it and ends it on close.
  */
 import type pg from 'pg';
-import type { WindowCount, WindowCounters } from '../../core/window-counters.js';
+import type { WindowCount, WindowCounters } from '../window-counters.js';
 import { queryReachable } from './postgres-errors.js';
 import type { SweepTask } from './postgres-sweeper.js';
 

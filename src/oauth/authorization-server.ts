@@ -29,7 +29,7 @@ import { createProvider, PEER_HEADER } from './oauth-provider.js';
 import { type OAuthSettings, RESOURCE_SCOPES } from './oauth-settings.js';
 import { OAUTH_CSS } from './pages/oauth-css.js';
 
-export interface OAuthRoomDeps {
+export interface AuthorizationServerDeps {
   settings: OAuthSettings;
   records: OAuthRecords;
   authenticate: InteractionDeps['authenticate'];
@@ -42,18 +42,26 @@ export interface OAuthRoomDeps {
   onServerError(err: unknown): void;
 }
 
-/** Rate limits, built by the HTTP face: per address, and per client where the request names one. */
+/**
+ * The authorization server's rate limits, built by the HTTP face (http/rate-limits.ts; fixed numbers,
+ * docs/operations.md) and mounted here: per address, and per client where the request names one.
+ */
 export interface OAuthLimits {
-  /** Every path under /oauth, per address. */
+  /** Every path under /oauth: per address. */
   any: RequestHandler[];
+  /** GET /oauth/authorize: per address and per client_id. */
   authorize: RequestHandler[];
+  /** POST /oauth/token and /oauth/revoke: per address. */
   token: RequestHandler[];
+  /** POST /oauth/register (dynamic client registration): per address. */
   registration: RequestHandler[];
+  /** The sign-in page's key check: per address. */
   signIn: RequestHandler[];
+  /** The sign-in page's new account: the registration limits of POST /api/ac/register (after the form is read). */
   register: RequestHandler[];
 }
 
-export interface OAuthRoom {
+export interface AuthorizationServer {
   settings: OAuthSettings;
   accessTokens: AccessTokens;
   /** Mounts the authorization server and its pages on `app`, before its rate limits and JSON body parser. */
@@ -64,7 +72,7 @@ export interface OAuthRoom {
   revokeAccount(agentId: string): Promise<void>;
 }
 
-export async function createOAuthRoom(deps: OAuthRoomDeps): Promise<OAuthRoom> {
+export async function createAuthorizationServer(deps: AuthorizationServerDeps): Promise<AuthorizationServer> {
   const { settings } = deps;
   const consents = createConsents(deps.records);
   const provider = await createProvider({
