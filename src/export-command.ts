@@ -12,7 +12,7 @@ import { createOperations } from './core/operation-table.js';
 import { Email } from './core/operations/fields.js';
 import { parseInput } from './core/validation.js';
 import { openService } from './service.js';
-import { DataDirLockedError } from './store/data-dir-lock.js';
+import { DataDirLockedError } from './store/json/data-dir-lock.js';
 
 export async function exportMemoriesCommand(
   config: Readonly<Config>,

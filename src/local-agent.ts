@@ -8,8 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Core } from './core/core.js';
-import { DurableJsonFile } from './store/durable-json-file.js';
-import { LOCAL_AGENT_FILE } from './store/json-file-store.js';
+import { DurableJsonFile } from './store/json/durable-json-file.js';
+import { LOCAL_AGENT_FILE } from './store/json/json-file-store.js';
 import { StoreOpenError } from './store/store-open-error.js';
 
 interface LocalAgent {

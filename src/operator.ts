@@ -10,7 +10,7 @@ import { createOperations, type Operation } from './core/operation-table.js';
 import { createSchemas } from './core/schemas.js';
 import { parseInput } from './core/validation.js';
 import { openService } from './service.js';
-import { DataDirLockedError, reachableUrl } from './store/data-dir-lock.js';
+import { DataDirLockedError, reachableUrl } from './store/json/data-dir-lock.js';
 
 const REQUEST_TIMEOUT_MS = 15_000;
 

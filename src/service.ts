@@ -20,7 +20,7 @@ import { createLocalEmbedder } from './embeddings/local-embedder.js';
 import { createLiveDataSource } from './live/live-data-source.js';
 import { createLogger, type Logger } from './logger.js';
 import { ServiceMetrics, timedStore } from './metrics/service-metrics.js';
-import type { DataDirLock } from './store/data-dir-lock.js';
+import type { DataDirLock } from './store/json/data-dir-lock.js';
 import type { OAuthRecords } from './store/oauth-records.js';
 import { openStore } from './store/open-store.js';
 import { unavailableStore } from './store/unavailable-store.js';

@@ -3,7 +3,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORE_FILE } from '../src/store/json-file-store.js';
+import { STORE_FILE } from '../src/store/json/json-file-store.js';
 import { type ProcessRun, runProcess } from './helpers/run-process.js';
 import { CLI, spawnServe } from './helpers/spawn-serve.js';
 import { request } from './helpers/test-server.js';

@@ -16,7 +16,7 @@ import { seededRandom, vocabulary, zipfText } from './search-words.mjs';
 const { createNodeLiveCache } = await importBuilt('cache/node-live-cache.js');
 const { createCore } = await importBuilt('core/core.js');
 const { createLocalEmbedder } = await importBuilt('embeddings/local-embedder.js');
-const { createMemoryStore } = await importBuilt('store/state-store.js');
+const { createMemoryStore } = await importBuilt('store/json/json-store.js');
 
 const random = seededRandom(12345, 0x80000000);
 const words = vocabulary();

@@ -9,8 +9,8 @@
 import { importBuilt } from '../shared/build.mjs';
 import { vocabulary as corpusVocabulary, seededRandom, zipfText } from './search-words.mjs';
 
-const { MemorySearchIndex } = await importBuilt('store/memory-search-index.js');
-const { rankedPage } = await importBuilt('store/memory-query.js');
+const { MemorySearchIndex } = await importBuilt('store/json/memory-search-index.js');
+const { rankedPage } = await importBuilt('store/json/memory-query.js');
 const { queryTerms, snippetOf } = await importBuilt('core/search-text.js');
 
 const MEMORIES = 10_000;

@@ -1,7 +1,7 @@
 /**
  * The benchmark's prefill: N memories over A agents, each agent with a large balance, generated once
  * (`generatePrefill`) and then written to a fresh DATA_DIR as the JSON store's snapshot file
- * (`writeSnapshot`, in the format `src/store/store-state.ts` reads) or into a PostgreSQL database
+ * (`writeSnapshot`, in the format `src/store/json/json-state.ts` reads) or into a PostgreSQL database
  * (`writePostgres` in postgres/prefill-postgres.ts), so that both stores hold the same agents, accounts, ledger and
  * memories. Going through the API would take far too long at 100,000 memories.
  */
@@ -13,7 +13,7 @@ import type { Account, LedgerEntry, Memory } from '../../src/core/model.js';
 export const STORE_FILE = 'agent-context.json';
 
 /**
- * The snapshot file format (`Snapshot` in src/store/store-state.ts), restated here so that the benchmark
+ * The snapshot file format (`Snapshot` in src/store/json/json-state.ts), restated here so that the benchmark
  * does not depend on the store's internals while they change; a store that cannot read it fails loudly.
  */
 interface SnapshotFile {

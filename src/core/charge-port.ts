@@ -17,13 +17,14 @@ import type { AppError } from './errors.js';
 import type { JsonObject, LedgerEntry, LedgerOperation, Memory, MemoryType, MemoryVersion } from './model.js';
 import type { StoreReader } from './store-reader.js';
 
-/** The idempotency claim a request holds (idempotency.ts), finished by the charge with its answer. */
+/**
+ * The idempotency claim a request holds (idempotency.ts), finished by the charge with its answer; the record
+ * names the charge's operation (the core claims a key under the name it charges: operation-kit.ts).
+ */
 export interface ChargeClaim {
   key: string;
   token: string;
   fingerprint: string;
-  /** The operation the key was claimed for, as its record names it. */
-  operation: string;
 }
 
 /** Who pays for a charged operation, how much, and what its ledger entry says. */

@@ -119,7 +119,7 @@ export function createIdempotency(store: StorePort, clock: Clock) {
             },
             claim.token,
           ),
-        { idempotencyKey: key, claim: { key, token: claim.token, fingerprint, operation } },
+        { idempotencyKey: key, claim: { key, token: claim.token, fingerprint } },
       );
       return { status: 200, body: await call(record), replayed: false };
     } finally {

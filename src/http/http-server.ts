@@ -12,7 +12,7 @@ import type { StorePort } from '../core/store-port.js';
 import type { Logger } from '../logger.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import { resourceMetadataUrl } from '../oauth/oauth-settings.js';
-import type { DataDirLock } from '../store/data-dir-lock.js';
+import type { DataDirLock } from '../store/json/data-dir-lock.js';
 import type { OAuthRecords } from '../store/oauth-records.js';
 import type { WindowCounters } from '../store/window-counters.js';
 import { answerClientErrorsWithJson } from './client-error.js';

@@ -22,7 +22,7 @@ import {
   type Transport,
 } from '@modelcontextprotocol/client';
 import type { Logger } from '../logger.js';
-import { reachableUrl } from '../store/data-dir-lock.js';
+import { reachableUrl } from '../store/json/data-dir-lock.js';
 import { refusedAnswer, serverGoneMessage, unansweredMessage, unavailableAnswer } from './bridge-answers.js';
 
 /** How long a liveness check of the server may take. */

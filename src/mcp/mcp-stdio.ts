@@ -19,7 +19,7 @@ import type { Operation } from '../core/operation-table.js';
 import { ensureLocalAgent, readLocalAgentKey } from '../local-agent.js';
 import type { Logger } from '../logger.js';
 import { MCP_PATH, PING_PATH } from '../server-paths.js';
-import { DataDirLockedError, type LockHolder, readLockHolder } from '../store/data-dir-lock.js';
+import { DataDirLockedError, type LockHolder, readLockHolder } from '../store/json/data-dir-lock.js';
 import { dataDirAccessError, StoreOpenError } from '../store/store-open-error.js';
 import { createMcpServer } from './create-mcp-server.js';
 import { startMcpBridge } from './mcp-bridge.js';

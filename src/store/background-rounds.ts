@@ -1,3 +1,6 @@
+/** What a round of a store's clean-up did: nothing (another held it), or how many records of each kind it removed. */
+export type SweepOutcome = { ran: false } | { ran: true; removed: Record<string, number> };
+
 /**
  * A background task run in rounds on an interval (the stores' clean-up): never two rounds at once from one
  * timer, the timer unref'd (it keeps no process alive), and `stop` waits for a round under way.

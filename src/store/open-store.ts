@@ -8,10 +8,10 @@
 import type { Config } from '../config.js';
 import type { VectorStore } from '../core/semantic-index.js';
 import type { StorePort } from '../core/store-port.js';
-import type { DataDirLock, LockHolder } from './data-dir-lock.js';
-import { ExpiryPurger } from './expiry-purger.js';
-import { openJsonFileStore } from './json-file-store.js';
-import { type JsonOAuthRecords, openJsonOAuthRecords } from './json-oauth-records.js';
+import type { DataDirLock, LockHolder } from './json/data-dir-lock.js';
+import { ExpiryPurger } from './json/expiry-purger.js';
+import { openJsonFileStore } from './json/json-file-store.js';
+import { type JsonOAuthRecords, openJsonOAuthRecords } from './json/json-oauth-records.js';
 import type { OAuthRecords } from './oauth-records.js';
 import { PostgresVectorStore } from './postgres/memory-vectors.js';
 import { openPostgresStore } from './postgres/open-postgres-store.js';

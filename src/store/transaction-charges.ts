@@ -76,7 +76,7 @@ export function createTransactionCharges(store: Pick<StorePort, 'transact'>): Ch
               agentId: request.agentId,
               key: claim.key,
               fingerprint: claim.fingerprint,
-              operation: claim.operation,
+              operation: request.operation,
               status: 200,
               body: done.answer(balanceCents),
               createdAt: request.at,

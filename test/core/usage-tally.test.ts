@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StorePort } from '../../src/core/store-port.js';
 import { LiveUsageTally } from '../../src/core/usage.js';
-import { createMemoryStore } from '../../src/store/state-store.js';
+import { createMemoryStore } from '../../src/store/json/json-store.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
 /** The in-memory store, whose next `failures` transactions fail. */

@@ -11,7 +11,7 @@ import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import { createOperations } from '../../src/core/operation-table.js';
 import { runOperation } from '../../src/core/run-operation.js';
 import { fieldsOf, parseInput } from '../../src/core/validation.js';
-import { createMemoryStore } from '../../src/store/state-store.js';
+import { createMemoryStore } from '../../src/store/json/json-store.js';
 import { FakeLiveSource } from '../fakes/fake-live-source.js';
 import { ManualClock } from './manual-clock.js';
 

@@ -7,7 +7,7 @@ import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOCAL_AGENT_FILE } from '../../src/store/json-file-store.js';
+import { LOCAL_AGENT_FILE } from '../../src/store/json/json-file-store.js';
 import { type FakeUpstream, startFakeUpstream } from '../fakes/fake-upstream.js';
 import { FORECAST_PARIS, GEOCODING_PARIS } from '../fixtures/live/open-meteo.js';
 import { spawnServe } from '../helpers/spawn-serve.js';

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openService } from '../../src/service.js';
-import { LOCAL_AGENT_FILE, STORE_FILE } from '../../src/store/json-file-store.js';
+import { LOCAL_AGENT_FILE, STORE_FILE } from '../../src/store/json/json-file-store.js';
 import { FakeLiveSource } from '../fakes/fake-live-source.js';
 import { testDatabase } from '../helpers/postgres.js';
 import { CLI } from '../helpers/spawn-serve.js';

@@ -20,8 +20,8 @@ import { readinessOf } from '../../src/http/discovery.js';
 import { type RunningServer, startServer } from '../../src/http/http-server.js';
 import { createLogger } from '../../src/logger.js';
 import { openService } from '../../src/service.js';
-import { StateStore } from '../../src/store/state-store.js';
-import { StoreState } from '../../src/store/store-state.js';
+import { JsonState } from '../../src/store/json/json-state.js';
+import { JsonStore } from '../../src/store/json/json-store.js';
 import { FakeLiveSource } from '../fakes/fake-live-source.js';
 import { request, startTestServer, type TestServer } from '../helpers/test-server.js';
 
@@ -184,7 +184,7 @@ describe('CORS for listed origins', () => {
 
 describe('readiness when the store has failed', () => {
   it('answers 503 with Retry-After once a disk write failed; ping stays 200', async () => {
-    const store = new StateStore(new StoreState(), {
+    const store = new JsonStore(new JsonState(), {
       append: async () => {
         throw new Error('EIO: disk gone');
       },

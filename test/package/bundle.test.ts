@@ -22,7 +22,7 @@ import {
   validateManifest,
 } from '@anthropic-ai/mcpb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { LOCAL_AGENT_FILE } from '../../src/store/json-file-store.js';
+import { LOCAL_AGENT_FILE } from '../../src/store/json/json-file-store.js';
 import { connectStdio, type StdioConnection } from '../helpers/stdio-client.js';
 
 const run = promisify(execFile);

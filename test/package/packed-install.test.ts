@@ -19,7 +19,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openService } from '../../src/service.js';
-import { LOCAL_AGENT_FILE } from '../../src/store/json-file-store.js';
+import { LOCAL_AGENT_FILE } from '../../src/store/json/json-file-store.js';
 import { spawnServe } from '../helpers/spawn-serve.js';
 import { connectStdio, type StdioConnection, toolJson } from '../helpers/stdio-client.js';
 

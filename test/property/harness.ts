@@ -21,8 +21,8 @@ import type { Account, IdempotencyRecord, JsonObject, LedgerEntry, Memory } from
 import { runOperation } from '../../src/core/run-operation.js';
 import { fieldsOf, parseInput } from '../../src/core/validation.js';
 import { openService, type Service } from '../../src/service.js';
-import { JOURNAL_FILE, STORE_FILE } from '../../src/store/json-file-store.js';
-import type { Snapshot } from '../../src/store/store-state.js';
+import { JOURNAL_FILE, STORE_FILE } from '../../src/store/json/json-file-store.js';
+import type { Snapshot } from '../../src/store/json/json-state.js';
 import { FakeLiveSource } from '../fakes/fake-live-source.js';
 import { testDatabase } from '../helpers/postgres.js';
 import type { ManualClock } from '../helpers/test-server.js';

@@ -19,8 +19,8 @@ import {
 import { keyTier } from '../../src/core/search-text.js';
 import type { StorePort } from '../../src/core/store-port.js';
 import type { MemoryPage, MemoryQuery } from '../../src/core/store-reader.js';
+import { createMemoryStore } from '../../src/store/json/json-store.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
-import { createMemoryStore } from '../../src/store/state-store.js';
 import { testDatabase } from '../helpers/postgres.js';
 
 interface CorpusEntry {

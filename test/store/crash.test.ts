@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { hashKey } from '../../src/core/accounts.js';
 import { openService } from '../../src/service.js';
-import { openJsonFileStore } from '../../src/store/json-file-store.js';
+import { openJsonFileStore } from '../../src/store/json/json-file-store.js';
 import { CLI, spawnServe } from '../helpers/spawn-serve.js';
 import { request } from '../helpers/test-server.js';
 

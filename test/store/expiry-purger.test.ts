@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Account, Memory } from '../../src/core/model.js';
-import { ExpiryPurger, PURGE_BATCH } from '../../src/store/expiry-purger.js';
-import { openJsonFileStore } from '../../src/store/json-file-store.js';
+import { ExpiryPurger, PURGE_BATCH } from '../../src/store/json/expiry-purger.js';
+import { openJsonFileStore } from '../../src/store/json/json-file-store.js';
 
 const holder = { pid: process.pid, command: 'test', startedAt: new Date().toISOString() };
 const T0 = '2026-11-23T00:00:00.000Z';

@@ -7,13 +7,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Account } from '../../src/core/model.js';
-import { LOCK_FILE } from '../../src/store/data-dir-lock.js';
+import { LOCK_FILE } from '../../src/store/json/data-dir-lock.js';
 import {
   JOURNAL_FILE,
   LOCAL_AGENT_FILE,
   openJsonFileStore,
   STORE_FILE,
-} from '../../src/store/json-file-store.js';
+} from '../../src/store/json/json-file-store.js';
 
 const holder = { pid: process.pid, command: 'test', startedAt: new Date().toISOString() };
 

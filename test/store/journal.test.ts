@@ -15,14 +15,14 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Account, LedgerEntry } from '../../src/core/model.js';
 import type { StorePort } from '../../src/core/store-port.js';
-import { PREALLOCATE_BYTES } from '../../src/store/journal.js';
+import { PREALLOCATE_BYTES } from '../../src/store/json/journal.js';
 import {
   FOLDING_JOURNAL_FILE,
   JOURNAL_FILE,
   openJsonFileStore,
   STORE_FILE,
   StoreFileError,
-} from '../../src/store/json-file-store.js';
+} from '../../src/store/json/json-file-store.js';
 
 const holder = { pid: process.pid, command: 'test', startedAt: '2026-11-21T00:00:00.000Z' };
 const account: Account = {

@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Memory } from '../../src/core/model.js';
 import { keyTier, metadataText, queryTerms, termOf, words } from '../../src/core/search-text.js';
-import { byRank, MemorySearchIndex, type RankedHit } from '../../src/store/memory-search-index.js';
+import { byRank, MemorySearchIndex, type RankedHit } from '../../src/store/json/memory-search-index.js';
 
 const BOOST = [2.5, 1, 0.5];
 const K = 1.2;

@@ -10,8 +10,8 @@ import {
   isProcessAlive,
   LOCK_FILE,
   readLockHolder,
-} from '../../src/store/data-dir-lock.js';
-import { openJsonFileStore, STORE_FILE, StoreFileError } from '../../src/store/json-file-store.js';
+} from '../../src/store/json/data-dir-lock.js';
+import { openJsonFileStore, STORE_FILE, StoreFileError } from '../../src/store/json/json-file-store.js';
 import { FakeLiveSource } from '../fakes/fake-live-source.js';
 import { ledgerSum, ManualClock, startTestServer, type TestServer } from '../helpers/test-server.js';
 

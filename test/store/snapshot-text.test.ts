@@ -1,8 +1,8 @@
 /** A snapshot written in parts reads back as exactly the snapshot, whatever the part size. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { snapshotText } from '../../src/store/snapshot-text.js';
-import type { Snapshot } from '../../src/store/store-state.js';
+import type { Snapshot } from '../../src/store/json/json-state.js';
+import { snapshotText } from '../../src/store/json/snapshot-text.js';
 
 const record = fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 4 });
 

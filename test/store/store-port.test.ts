@@ -6,9 +6,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Account, LedgerEntry, Memory, MemoryVersion } from '../../src/core/model.js';
 import type { StorePort } from '../../src/core/store-port.js';
 import type { MemoryQuery } from '../../src/core/store-reader.js';
-import { openJsonFileStore } from '../../src/store/json-file-store.js';
+import { openJsonFileStore } from '../../src/store/json/json-file-store.js';
+import { createMemoryStore } from '../../src/store/json/json-store.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
-import { createMemoryStore } from '../../src/store/state-store.js';
 import { testDatabase } from '../helpers/postgres.js';
 
 const account = (id: string, balance = 50): Account => ({
@@ -692,10 +692,10 @@ for (const adapter of adapters) {
   });
 }
 
-describe('StateStore durability contract', () => {
+describe('JsonStore durability contract', () => {
   it('acknowledges a commit only once it is durable, and reads wait for what they can see', async () => {
-    const { StateStore } = await import('../../src/store/state-store.js');
-    const { StoreState } = await import('../../src/store/store-state.js');
+    const { JsonStore } = await import('../../src/store/json/json-store.js');
+    const { JsonState } = await import('../../src/store/json/json-state.js');
     const flushes: (() => void)[] = [];
     let durableSeq = 0;
     const waiting: { seq: number; resolve: () => void }[] = [];
@@ -716,7 +716,7 @@ describe('StateStore durability contract', () => {
       compact: async () => ({ folded: Promise.resolve() }),
       close: async () => {},
     };
-    const store = new StateStore(new StoreState(), persistence);
+    const store = new JsonStore(new JsonState(), persistence);
     let acknowledged = false;
     const commit = store
       .transact(async (tx) => tx.putAccount(account('a', 50)))
@@ -743,8 +743,8 @@ describe('StateStore durability contract', () => {
   });
 
   it('refuses all work after the log fails, and never acknowledges the failed commit', async () => {
-    const { StateStore } = await import('../../src/store/state-store.js');
-    const { StoreState } = await import('../../src/store/store-state.js');
+    const { JsonStore } = await import('../../src/store/json/json-store.js');
+    const { JsonState } = await import('../../src/store/json/json-state.js');
     let fail = false;
     const persistence = {
       append: async () => {
@@ -755,7 +755,7 @@ describe('StateStore durability contract', () => {
       compact: async () => ({ folded: Promise.resolve() }),
       close: async () => {},
     };
-    const store: StorePort = new StateStore(new StoreState(), persistence);
+    const store: StorePort = new JsonStore(new JsonState(), persistence);
     await store.transact(async (tx) => tx.putAccount(account('a', 50)));
     fail = true;
     await expect(store.transact(async (tx) => tx.putAccount(account('a', 0)))).rejects.toThrow(

@@ -1,9 +1,9 @@
 /** The JSON store's in-memory state: what it gives to be written as a snapshot. */
 import { describe, expect, it } from 'vitest';
 import type { LedgerEntry } from '../../src/core/model.js';
-import { StoreState } from '../../src/store/store-state.js';
+import { JsonState } from '../../src/store/json/json-state.js';
 
-describe('StoreState', () => {
+describe('JsonState', () => {
   it('gives a snapshot of an agent with 200,000 ledger entries (more than a call can take as arguments)', () => {
     const entries = 200_000;
     const ledger: LedgerEntry[] = Array.from({ length: entries }, (_, i) => ({
@@ -14,7 +14,7 @@ describe('StoreState', () => {
       amountCents: i === 0 ? entries : -1,
       balanceAfterCents: entries - i,
     }));
-    const state = StoreState.fromSnapshot({ format: 'agent-context/1', accounts: [], memories: [], ledger });
+    const state = JsonState.fromSnapshot({ format: 'agent-context/1', accounts: [], memories: [], ledger });
     const snapshot = state.toSnapshot();
     expect(snapshot.ledger).toHaveLength(entries);
     expect(snapshot.ledger.at(-1)).toEqual(ledger.at(-1));

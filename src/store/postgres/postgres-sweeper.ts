@@ -11,7 +11,7 @@
  */
 import type pg from 'pg';
 import { firstUsageDayKept, IDEMPOTENCY_RETENTION_MS } from '../../core/model.js';
-import { BackgroundRounds } from '../background-rounds.js';
+import { BackgroundRounds, type SweepOutcome } from '../background-rounds.js';
 
 /** The advisory lock key of the sweep: a constant of this schema (the characters "acsweep" as a number). */
 export const SWEEP_LOCK_KEY = 0x61_63_73_77_65_65_70;
@@ -92,8 +92,6 @@ export const USAGE_SWEEP: SweepTask = {
     return rowCount ?? 0;
   },
 };
-
-export type SweepOutcome = { ran: false } | { ran: true; removed: Record<string, number> };
 
 export interface SweeperOptions {
   tasks: readonly SweepTask[];

@@ -236,13 +236,16 @@ export async function remove(h: Harness, agentId: string, key: string, when: str
   });
 }
 
+/** A claim as the port takes it, with the operation the key was claimed under (what its record names). */
+export type HeldClaim = ChargeClaim & { operation: string };
+
 /** A claim on an idempotency key, as the core takes it before a charge (core/idempotency.ts). */
 export async function claim(
   store: StorePort,
   agentId: string,
   key: string,
   operation: string,
-): Promise<ChargeClaim> {
+): Promise<HeldClaim> {
   const fingerprint = `fingerprint of ${key}`;
   const claimed = await store.claimIdempotency({
     agentId,
@@ -261,7 +264,7 @@ export async function claim(
 export async function expectKept(
   store: StorePort,
   agentId: string,
-  kept: ChargeClaim,
+  kept: HeldClaim,
   when: string,
   body: JsonObject,
 ): Promise<void> {

@@ -377,10 +377,8 @@ contractSuite('charge port answers and ledger', (h) => {
     expect(await h.store.read((r) => r.spentSince(agentId, at(0)))).toBe(25);
   });
 
-  it("the record's operation: the claim's on the JSON store, the charge's on PostgreSQL (they differ only here)", async () => {
-    // The core claims a key under the name it charges (operation-kit.ts), so the two never differ there; the
-    // port says the record names `claim.operation`, which PostgreSQL's functions are not given (ac_finish_claim
-    // writes the charge's operation). Pinned as each store does it: reported as a divergence.
+  it("the record names the charge's operation, whatever the claim was taken under", async () => {
+    // The core claims a key under the name it charges (operation-kit.ts), so the two never differ there.
     const agentId = await h.agent({ cents: 10 });
     const held = await claim(h.store, agentId, 'idem-named', 'claimed_name');
     expect(
@@ -390,6 +388,6 @@ contractSuite('charge port answers and ledger', (h) => {
       ),
     ).toStrictEqual({ balanceCents: 9 });
     const record = await h.store.read((r) => r.getIdempotency(agentId, 'idem-named'));
-    expect(record?.operation).toBe(h.kind === 'postgres' ? 'memory_search' : 'claimed_name');
+    expect(record?.operation).toBe('memory_search');
   });
 });

@@ -5,6 +5,7 @@
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { IDEMPOTENCY_RETENTION_MS } from '../../../src/core/model.js';
+import type { SweepOutcome } from '../../../src/store/background-rounds.js';
 import {
   historySweep,
   IDEMPOTENCY_SWEEP,
@@ -12,7 +13,6 @@ import {
   PostgresSweeper,
   SWEEP_BATCH,
   SWEEP_LOCK_KEY,
-  type SweepOutcome,
   USAGE_SWEEP,
 } from '../../../src/store/postgres/postgres-sweeper.js';
 import { testDatabase } from '../../helpers/postgres.js';

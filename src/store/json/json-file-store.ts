@@ -8,13 +8,13 @@
 import { chmod, mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Low } from 'lowdb';
+import { dataDirAccessError, StoreOpenError } from '../store-open-error.js';
 import { acquireDataDirLock, type DataDirLock, LOCK_FILE, type LockHolder } from './data-dir-lock.js';
 import { DurableJsonFile, syncDirectory } from './durable-json-file.js';
 import { Journal, JournalCorruptError, type JournalEntry } from './journal.js';
+import { EMPTY_SNAPSHOT, JsonState, type Snapshot } from './json-state.js';
+import { JsonStore, type Persistence } from './json-store.js';
 import { snapshotText } from './snapshot-text.js';
-import { type Persistence, StateStore } from './state-store.js';
-import { dataDirAccessError, StoreOpenError } from './store-open-error.js';
-import { EMPTY_SNAPSHOT, type Snapshot, StoreState } from './store-state.js';
 
 export const STORE_FILE = 'agent-context.json';
 export const JOURNAL_FILE = 'agent-context.journal';
@@ -46,7 +46,7 @@ function checkSnapshot(data: unknown, file: string): Snapshot {
 }
 
 export interface JsonFileStore {
-  store: StateStore;
+  store: JsonStore;
   /** The DATA_DIR lock, released when the store closes. */
   lock: DataDirLock;
 }
@@ -105,7 +105,7 @@ async function openLocked(
   dataDir: string,
   lock: DataDirLock,
   options: { maxJournalBytes: number; beforeSnapshotWrite?: () => Promise<void> },
-): Promise<StateStore> {
+): Promise<JsonStore> {
   const file = path.join(dataDir, STORE_FILE);
   const snapshotFile = new DurableJsonFile<Snapshot>(file);
   const db = new Low<Snapshot>(snapshotFile, EMPTY_SNAPSHOT);
@@ -121,7 +121,7 @@ async function openLocked(
     );
   }
   const snapshot = checkSnapshot(db.data, file);
-  const state = StoreState.fromSnapshot(snapshot);
+  const state = JsonState.fromSnapshot(snapshot);
   let seq = snapshot.lastSeq ?? 0;
   const replay = (entries: readonly JournalEntry[]) => {
     for (const entry of entries) {
@@ -146,7 +146,7 @@ async function openLocked(
 
   const writeSnapshot = (current: Snapshot) => snapshotFile.writeText(snapshotText(current));
   /** Folds everything into a snapshot now, with no commit running meanwhile: at start-up and shutdown. */
-  const compactNow = async (current: StoreState, upTo: number) => {
+  const compactNow = async (current: JsonState, upTo: number) => {
     await journal.drain();
     await writeSnapshot({ ...current.toSnapshot(), lastSeq: upTo });
     await journal.truncate();
@@ -165,7 +165,7 @@ async function openLocked(
    * A crash before the new snapshot is in place replays the set-aside journal, then the new one.
    */
   let folding: Promise<void> | undefined;
-  const compact = async (current: StoreState, upTo: number) => {
+  const compact = async (current: JsonState, upTo: number) => {
     await journal.drain();
     const snapshotNow: Snapshot = { ...current.toSnapshot(), lastSeq: upTo };
     await journal.close();
@@ -200,7 +200,7 @@ async function openLocked(
       }
     },
   };
-  return new StateStore(state, persistence, seq);
+  return new JsonStore(state, persistence, seq);
 }
 
 /** Opens a journal file, a damaged one reported as a store file error. */

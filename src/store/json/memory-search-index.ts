@@ -18,8 +18,8 @@
  * - Changes are merged in batches (as PostgreSQL's GIN index gathers a pending list): before any query, or
  *   once PENDING_LIMIT have gathered. A query always sees every change made before it.
  */
-import { isLive, type Memory } from '../core/model.js';
-import { asciiLower, metadataText, ownString, queryTerms, termOf, words } from '../core/search-text.js';
+import { isLive, type Memory } from '../../core/model.js';
+import { asciiLower, metadataText, ownString, queryTerms, termOf, words } from '../../core/search-text.js';
 import { KeyChunks } from './key-chunks.js';
 import { Postings, STRIDE } from './search-postings.js';
 import { TopHeap } from './top-heap.js';

@@ -4,10 +4,9 @@
  * journal and the snapshot; so are histories past their retention and live-data answer counts older than the
  * usage endpoint shows. On PostgreSQL the sweeper does the same (postgres-sweeper.ts).
  */
-import { firstUsageDayKept } from '../core/model.js';
-import { BackgroundRounds } from './background-rounds.js';
-import type { SweepOutcome } from './postgres/postgres-sweeper.js';
-import type { StateStore } from './state-store.js';
+import { firstUsageDayKept } from '../../core/model.js';
+import { BackgroundRounds, type SweepOutcome } from '../background-rounds.js';
+import type { JsonStore } from './json-store.js';
 
 /** Memories one transaction deletes: a round never holds the store for long. */
 export const PURGE_BATCH = 1_000;
@@ -25,7 +24,7 @@ export interface ExpiryPurgerOptions {
 export class ExpiryPurger extends BackgroundRounds<SweepOutcome> {
   constructor(
     private readonly store: Pick<
-      StateStore,
+      JsonStore,
       'purgeExpiredMemories' | 'purgeRetiredHistories' | 'purgeOldLiveUsage'
     >,
     private readonly options: ExpiryPurgerOptions,

@@ -1,5 +1,5 @@
 /**
- * A transaction over StoreState: writes are recorded as Changes and kept in an overlay, so the
+ * A transaction over JsonState: writes are recorded as Changes and kept in an overlay, so the
  * transaction reads its own writes while the committed state stays untouched until commit.
  */
 import {
@@ -10,16 +10,16 @@ import {
   type LedgerEntry,
   type Memory,
   type MemoryVersion,
-} from '../core/model.js';
-import type { LiveUsageCount, StoreTx } from '../core/store-port.js';
-import type { MemoryFilter, MemoryQuery } from '../core/store-reader.js';
+} from '../../core/model.js';
+import type { LiveUsageCount, StoreTx } from '../../core/store-port.js';
+import type { MemoryFilter, MemoryQuery } from '../../core/store-reader.js';
 import type { Change } from './changes.js';
+import { idempotencySlot, type JsonState } from './json-state.js';
 import { runMemoryQuery } from './memory-query.js';
 import { MemorySearchIndex } from './memory-search-index.js';
 import { byKey, newestFirst, newestVersions, withVersion } from './record-lists.js';
-import { idempotencySlot, type StoreState } from './store-state.js';
 
-export class StateTx implements StoreTx {
+export class JsonTx implements StoreTx {
   readonly changes: Change[] = [];
   private readonly accounts = new Map<string, Account>();
   /** agentId → key → memory written in this transaction, or null when deleted. */
@@ -29,7 +29,7 @@ export class StateTx implements StoreTx {
   /** Histories written in this transaction, whole (oldest first), by slot. */
   private readonly history = new Map<string, MemoryVersion[]>();
 
-  constructor(private readonly state: StoreState) {}
+  constructor(private readonly state: JsonState) {}
 
   async getAccount(id: string) {
     return this.accounts.get(id) ?? this.state.getAccount(id);

@@ -3,8 +3,8 @@
  * overlay: a key's history trimmed and read newest first, memories counted live, listed newest first, and
  * paged in key order.
  */
-import { isLive, type Memory, type MemoryVersion } from '../core/model.js';
-import type { MemoryFilter } from '../core/store-reader.js';
+import { isLive, type Memory, type MemoryVersion } from '../../core/model.js';
+import type { MemoryFilter } from '../../core/store-reader.js';
 
 /** `versions` (oldest first) with `entry` added last, the oldest dropped so that at most `keep` remain. */
 export function withVersion(

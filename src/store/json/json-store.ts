@@ -1,5 +1,5 @@
 /**
- * StorePort over an in-memory StoreState, with a write-ahead log for durability. Transactions run one at
+ * StorePort over an in-memory JsonState, with a write-ahead log for durability. Transactions run one at
  * a time (so none can interleave with another and overdraw a balance or lose an update); each commit
  * applies its changes to the state, hands them to the log under the next sequence number, and releases
  * the next transaction at once. The committing call resolves only once its changes are durable, so many
@@ -9,9 +9,9 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import type { ChargePort } from '../core/charge-port.js';
-import { AppError } from '../core/errors.js';
-import { isLive } from '../core/model.js';
+import type { ChargePort } from '../../core/charge-port.js';
+import { AppError } from '../../core/errors.js';
+import { isLive } from '../../core/model.js';
 import type {
   AccountPage,
   IdempotencyClaim,
@@ -23,14 +23,14 @@ import type {
   StorePort,
   StoreStats,
   StoreTx,
-} from '../core/store-port.js';
-import type { StoreReader } from '../core/store-reader.js';
+} from '../../core/store-port.js';
+import type { StoreReader } from '../../core/store-reader.js';
+import { createTransactionCharges } from '../transaction-charges.js';
 import type { Change } from './changes.js';
-import { StateTx } from './state-tx.js';
-import { idempotencySlot, StoreState } from './store-state.js';
-import { createTransactionCharges } from './transaction-charges.js';
+import { idempotencySlot, JsonState } from './json-state.js';
+import { JsonTx } from './json-tx.js';
 
-/** Where committed changes go. All methods may be called only by StateStore. */
+/** Where committed changes go. All methods may be called only by JsonStore. */
 export interface Persistence {
   /** Makes a transaction's changes durable; resolves when they are. */
   append(seq: number, changes: readonly Change[]): Promise<void>;
@@ -42,9 +42,9 @@ export interface Persistence {
    * Folds everything up to `seq` (all of `state`) into a snapshot. Called with no transaction running;
    * resolves once the log is cut, so that commits can go on while `folded` writes the snapshot.
    */
-  compact(state: StoreState, seq: number): Promise<{ folded: Promise<void> }>;
+  compact(state: JsonState, seq: number): Promise<{ folded: Promise<void> }>;
   /** Release at shutdown; with `compact`, fold the log into a snapshot first (clean shutdown). */
-  close(state: StoreState, seq: number, compact: boolean): Promise<void>;
+  close(state: JsonState, seq: number, compact: boolean): Promise<void>;
   /** Bytes of log since the last snapshot; absent without a log. */
   logBytes?(): number;
 }
@@ -57,7 +57,7 @@ const noPersistence: Persistence = {
   close: async () => {},
 };
 
-export class StateStore implements StorePort {
+export class JsonStore implements StorePort {
   /** The charge port: each charged operation as one transaction, with the core's rules. */
   readonly charges: ChargePort = createTransactionCharges(this);
   private queue: Promise<unknown> = Promise.resolve();
@@ -73,7 +73,7 @@ export class StateStore implements StorePort {
   private readonly claims = new Map<string, { token: string; fingerprint: string }>();
 
   constructor(
-    private readonly state: StoreState,
+    private readonly state: JsonState,
     private readonly persistence: Persistence = noPersistence,
     /** Sequence number of the last change already in the state (from the snapshot and journal). */
     private seq = 0,
@@ -82,7 +82,7 @@ export class StateStore implements StorePort {
   async transact<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
     const run = async () => {
       this.assertUsable();
-      const tx = new StateTx(this.state);
+      const tx = new JsonTx(this.state);
       const result = await work(tx);
       if (tx.changes.length === 0) return { result, durable: undefined };
       const seq = ++this.seq;
@@ -153,7 +153,7 @@ export class StateStore implements StorePort {
   async purgeOldLiveUsage(before: string): Promise<number> {
     if (!this.state.hasLiveUsageBefore(before)) return 0;
     return this.transact(async (tx) => {
-      (tx as StateTx).dropLiveUsageBefore(before);
+      (tx as JsonTx).dropLiveUsageBefore(before);
       return 1;
     });
   }
@@ -273,5 +273,5 @@ export class StateStore implements StorePort {
 
 /** A store that keeps nothing on disk: for tests and throwaway runs. */
 export function createMemoryStore(): StorePort {
-  return new StateStore(new StoreState());
+  return new JsonStore(new JsonState());
 }

@@ -15,10 +15,10 @@
  */
 import { chmod, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { checkOAuthRecord, isStorableKey, type OAuthRecord, type OAuthRecords } from '../oauth-records.js';
+import { dataDirAccessError } from '../store-open-error.js';
 import { DurableJsonFile } from './durable-json-file.js';
 import { StoreFileError } from './json-file-store.js';
-import { checkOAuthRecord, isStorableKey, type OAuthRecord, type OAuthRecords } from './oauth-records.js';
-import { dataDirAccessError } from './store-open-error.js';
 
 export const OAUTH_FILE = 'oauth.json';
 const FORMAT = 'agent-context-oauth/1';

@@ -3,8 +3,8 @@
  * agent's entries (kept in append order, which is time order), live-data answer counts, and accounts in
  * e-mail order.
  */
-import { type Account, CREDIT_KINDS, costOf, type LedgerEntry } from '../core/model.js';
-import type { AccountPage, LedgerPage, LedgerUsage, LiveUsageCount } from '../core/store-port.js';
+import { type Account, CREDIT_KINDS, costOf, type LedgerEntry } from '../../core/model.js';
+import type { AccountPage, LedgerPage, LedgerUsage, LiveUsageCount } from '../../core/store-port.js';
 
 const CREDITS: ReadonlySet<string> = new Set(CREDIT_KINDS);
 

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { link, open, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { StoreOpenError } from './store-open-error.js';
+import { StoreOpenError } from '../store-open-error.js';
 
 export const LOCK_FILE = 'agent-context.lock';
 

@@ -3,7 +3,7 @@
  * not hold the event loop for the whole serialisation (100,000 memories are tens of megabytes): the parts
  * joined are exactly what `JSON.parse` reads back as the snapshot.
  */
-import type { Snapshot } from './store-state.js';
+import type { Snapshot } from './json-state.js';
 
 /**
  * Every list that grows with use: memory histories (a version per update) and live-data counts too, which

@@ -2,8 +2,8 @@
  * A transaction's writes as plain records. The state applies them at commit; being plain JSON, they are
  * also what a journal would record.
  */
-import type { Account, IdempotencyRecord, LedgerEntry, Memory, MemoryVersion } from '../core/model.js';
-import type { LiveUsageCount } from '../core/store-port.js';
+import type { Account, IdempotencyRecord, LedgerEntry, Memory, MemoryVersion } from '../../core/model.js';
+import type { LiveUsageCount } from '../../core/store-port.js';
 
 export type Change =
   | { op: 'account.put'; account: Account }

@@ -13,9 +13,9 @@ import {
   type LedgerEntry,
   type Memory,
   type MemoryVersion,
-} from '../core/model.js';
-import type { LiveUsageCount } from '../core/store-port.js';
-import type { MemoryFilter, MemoryQuery, StoreReader } from '../core/store-reader.js';
+} from '../../core/model.js';
+import type { LiveUsageCount } from '../../core/store-port.js';
+import type { MemoryFilter, MemoryQuery, StoreReader } from '../../core/store-reader.js';
 import type { Change } from './changes.js';
 import { runMemoryQuery } from './memory-query.js';
 import { MemorySearchIndex } from './memory-search-index.js';
@@ -63,7 +63,7 @@ function joined<T>(lists: Iterable<Iterable<T>>): T[] {
   return out;
 }
 
-export class StoreState implements StoreReader {
+export class JsonState implements StoreReader {
   private readonly accounts = new Map<string, Account>();
   private readonly idByKeyHash = new Map<string, string>();
   private readonly idByEmail = new Map<string, string>();
@@ -81,8 +81,8 @@ export class StoreState implements StoreReader {
   private readonly searchIndexes = new Map<string, MemorySearchIndex>();
   private readonly liveUsageTable: LiveUsageTable = new Map();
 
-  static fromSnapshot(snapshot: Snapshot): StoreState {
-    const state = new StoreState();
+  static fromSnapshot(snapshot: Snapshot): JsonState {
+    const state = new JsonState();
     for (const account of snapshot.accounts) state.apply({ op: 'account.put', account });
     for (const memory of snapshot.memories) state.apply({ op: 'memory.put', memory });
     for (const entry of snapshot.ledger) state.apply({ op: 'ledger.append', entry });

@@ -3,10 +3,10 @@
  * conditions, the unranked order (most recently updated first) continued after a position, and the ranked
  * order (key tier, then the index's BM25+ score, then recency) continued at an offset.
  */
-import { AppError } from '../core/errors.js';
-import { conditionsOf, filterOf } from '../core/memory-conditions.js';
-import type { Memory } from '../core/model.js';
-import type { MemoryHit, MemoryPage, MemoryQuery } from '../core/store-reader.js';
+import { AppError } from '../../core/errors.js';
+import { conditionsOf, filterOf } from '../../core/memory-conditions.js';
+import type { Memory } from '../../core/model.js';
+import type { MemoryHit, MemoryPage, MemoryQuery } from '../../core/store-reader.js';
 import type { MemorySearchIndex } from './memory-search-index.js';
 
 /** A memory's place in the unranked order, as a cursor carries it: when it was updated, and its key. */
