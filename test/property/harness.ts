@@ -17,7 +17,14 @@ import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import { AppError, type ErrorCode, type ErrorDetails } from '../../src/core/errors.js';
 import type { LiveDataSource } from '../../src/core/live-port.js';
-import type { Account, IdempotencyRecord, JsonObject, LedgerEntry, Memory } from '../../src/core/model.js';
+import type {
+  Account,
+  IdempotencyRecord,
+  JsonObject,
+  LedgerEntry,
+  Memory,
+  MemoryVersion,
+} from '../../src/core/model.js';
 import { runOperation } from '../../src/core/run-operation.js';
 import { fieldsOf, parseInput } from '../../src/core/validation.js';
 import { openService, type Service } from '../../src/service.js';
@@ -46,6 +53,8 @@ export interface Dump {
   idempotency: Record<string, IdempotencyRecord>;
   /** By agent id and memory key: the newest version in the key's history (deletes included), if any. */
   lastVersions: Record<string, Record<string, number>>;
+  /** By agent id and memory key: the key's history as kept, newest first (deletes included). */
+  histories: Record<string, Record<string, MemoryVersion[]>>;
 }
 
 /** The memory keys the scenarios use. */
@@ -65,6 +74,8 @@ export interface Persisted {
   ledger: number;
   memories: number;
   idempotency: number;
+  /** Entries of memory histories (delete markers included). */
+  history: number;
   /** Idempotency claims still held (PostgreSQL: rows in state 'running'); none after a clean shutdown. */
   claims: number;
   /** The journal's size (JSON file store); undefined where there is none. */
@@ -113,6 +124,7 @@ export function fileBackend(): StoreBackend {
         ledger: snapshot.ledger.length,
         memories: snapshot.memories.length,
         idempotency: (snapshot.idempotency ?? []).length,
+        history: (snapshot.history ?? []).length,
         claims: 0, // held in the process only
         journalBytes: await fileSize(path.join(dataDir, JOURNAL_FILE)),
       };
@@ -184,6 +196,7 @@ export function postgresBackend(label = 'property'): StoreBackend {
           ledger: await count(admin, 'SELECT count(*) AS n FROM ledger'),
           memories: await count(admin, 'SELECT count(*) AS n FROM memories'),
           idempotency: await count(admin, "SELECT count(*) AS n FROM idempotency WHERE state = 'done'"),
+          history: await count(admin, 'SELECT count(*) AS n FROM memory_history'),
           claims: await count(admin, "SELECT count(*) AS n FROM idempotency WHERE state = 'running'"),
         }),
         // Whatever was acknowledged is committed: another instance on the database sees it.
@@ -357,7 +370,14 @@ const ALL = Number.MAX_SAFE_INTEGER;
 /** The store's content for every e-mail of the pool and every idempotency key of the pool. */
 export function dumpStore(service: Service): Promise<Dump> {
   return service.store.read(async (reader) => {
-    const dump: Dump = { accounts: {}, memories: {}, ledger: {}, idempotency: {}, lastVersions: {} };
+    const dump: Dump = {
+      accounts: {},
+      memories: {},
+      ledger: {},
+      idempotency: {},
+      lastVersions: {},
+      histories: {},
+    };
     for (const email of [...EMAILS, UNKNOWN_EMAIL]) {
       const account = (await reader.findAccountByEmail(email)) ?? null;
       dump.accounts[email] = account;
@@ -365,11 +385,15 @@ export function dumpStore(service: Service): Promise<Dump> {
       dump.memories[account.id] = await reader.listMemories(account.id, { limit: ALL });
       dump.ledger[account.id] = (await reader.listLedger(account.id, ALL)).reverse();
       const last: Record<string, number> = {};
+      const histories: Record<string, MemoryVersion[]> = {};
       for (const key of MEMORY_KEYS) {
-        const [newest] = await reader.listMemoryVersions(account.id, key, 1);
-        if (newest) last[key] = newest.version;
+        const versions = await reader.listMemoryVersions(account.id, key, ALL);
+        if (versions.length === 0) continue;
+        histories[key] = versions;
+        last[key] = (versions[0] as MemoryVersion).version;
       }
       dump.lastVersions[account.id] = last;
+      dump.histories[account.id] = histories;
       for (const key of IDEMPOTENCY_KEYS) {
         const record = await reader.getIdempotency(account.id, key);
         if (record) dump.idempotency[`${account.id} ${key}`] = record;

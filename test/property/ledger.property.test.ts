@@ -2,18 +2,24 @@
  * Property tests of the ledger's promises over random interleavings of concurrent operations, retries
  * with idempotency keys, top-ups, plan changes, key rotations, upstream failures, clock moves and restarts
  * (clean, and from a copy of DATA_DIR taken while the service runs, so that an un-compacted journal is
- * replayed):
+ * replayed). The operations: every charged one (memory store, batch store, retrieve, delete, search, history,
+ * restore and import; live data), registration, top-ups, plan changes and key rotations:
  * - every balance equals the starter credit plus top-ups minus debits, equals the sum of its ledger
- *   entries, and is never negative; each operation is charged exactly its price;
+ *   entries, and is never negative; each operation is charged exactly its price (a batch the price per
+ *   memory times its memories, all or none; an import the price per memory written, created or updated,
+ *   nothing for a line unchanged, skipped or expired, nothing for a dry run);
  * - plans: a charge on the pay-as-you-go plan debits its price, one on the unlimited plan records its cost
  *   with an amount of 0 (in ledger order, each charge has the form of the plan the account had then); an
  *   account on the unlimited plan is never refused for credit; a plan change is one `plan_change` entry
  *   of amount 0, and setting the plan an account has writes nothing;
- * - a failed request (402, 404, 409, 422, 502...) changes nothing: no ledger entry, no memory change, no
- *   idempotency record;
+ * - a failed request (400, 402, 404, 409, 412, 422, 502...) changes nothing: no ledger entry, no memory or
+ *   history change, no idempotency record;
  * - a request retried with its idempotency key replays the first response and is never charged twice;
  *   another request under the same key is 422;
- * - memories change only as some serial order of the successful requests explains;
+ * - an agent's memories and their histories change only as some serial order of its requests explains, in
+ *   which each request sees what it reported: the memories it wrote or read, the versions it listed, the
+ *   counts of an import, a 404, 400 or 412 (a restore writes version n+1 with the old content; a delete's
+ *   marker takes a version too; a history keeps its last AC_MEMORY_HISTORY entries);
  * - with daily spending limits (one per plan, each optional), no agent's costs in a UTC day exceed the limit
  *   of the plan it had at each charge; costs on either plan count, and a 402 `daily_limit_reached` reports
  *   the day's costs the model counted;
@@ -22,8 +28,13 @@
  * service's transactions run truly concurrently, each on a connection of its own.
  * A batch of requests starts in an order fast-check's scheduler chooses, and the upstream answers arrive in
  * an order it chooses too; a failure prints the seed and path that reproduce it. A batch of one request is
- * also checked exactly against a reference model (costs, plans, 402/404 conditions and their details, cache
- * hits, replays).
+ * also checked exactly against a reference model (costs, plans, 400/402/404/412 conditions and their
+ * details, cache hits, replays, memories, histories, import counts).
+ * Beside it, memory-versions.property.test.ts checks one agent's memory operations one request at a time on
+ * the core over the in-memory store, with what this file leaves out: expiry, refresh_on_read, and conditions
+ * on single stores and deletes; memory-transfer.property.test.ts imports an export into a fresh agent. This
+ * file holds every charged operation to the ledger's promises on both stores, under concurrency, retries,
+ * restarts and plan changes, with the same rules of versions, histories and restores in its model.
  */
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
@@ -33,7 +44,7 @@ import { hashKey } from '../../src/core/accounts.js';
 import type { AppError } from '../../src/core/errors.js';
 import { requestFingerprint } from '../../src/core/idempotency.js';
 import { cacheKey, normalizeQuery } from '../../src/core/live-data.js';
-import { toMemoryView } from '../../src/core/memory-views.js';
+import { toMemoryView, toVersionView } from '../../src/core/memory-views.js';
 import {
   type Account,
   costOf,
@@ -47,6 +58,7 @@ import {
   type QueryType,
 } from '../../src/core/model.js';
 import type { Operation } from '../../src/core/operation-table.js';
+import { IMPORT_POLICIES } from '../../src/core/operations/memory-transfer.schemas.js';
 import { runOperation } from '../../src/core/run-operation.js';
 import { parseInput } from '../../src/core/validation.js';
 import { openService } from '../../src/service.js';
@@ -59,6 +71,7 @@ import {
   type Harness,
   type Health,
   IDEMPOTENCY_KEYS,
+  MEMORY_KEYS,
   type Outcome,
   openHarness,
   postgresBackend,
@@ -83,6 +96,31 @@ type Cmd =
   | { t: 'retrieve'; agent: number; key: string; idem?: string }
   | { t: 'delete'; agent: number; key: string; idem?: string }
   | { t: 'search'; agent: number; type?: MemoryType; limit?: number; idem?: string }
+  /** memory_store_batch: one to three memories under distinct keys, some with a condition; all or none. */
+  | { t: 'storeBatch'; agent: number; items: BatchItem[]; idem?: string }
+  | { t: 'history'; agent: number; key: string; limit?: number; idem?: string }
+  /**
+   * memory_restore of a version the key's history holds (`kept`: the `pick`th; `marker`: a delete's, if it
+   * holds one: 400), or of one it does not hold (`missing`: trimmed away, or not written yet: 404), at times
+   * with an expected_version.
+   */
+  | {
+      t: 'restore';
+      agent: number;
+      key: string;
+      pick: number;
+      aim: 'kept' | 'marker' | 'missing';
+      cond?: 'current' | 'stale';
+      idem?: string;
+    }
+  | {
+      t: 'import';
+      agent: number;
+      lines: ImportLineCmd[];
+      policy?: ImportPolicy;
+      dryRun: boolean;
+      idem?: string;
+    }
   | {
       t: 'data';
       agent: number;
@@ -105,6 +143,41 @@ type Cmd =
    */
   | { t: 'drain'; agent: number; n: number; unlimitedAfter?: true };
 
+/**
+ * A write's condition, set from the state before the batch: expected_version at the live version (with none,
+ * at the key's last version), at a version it is not, or create_only.
+ */
+type Cond = 'current' | 'stale' | 'create_only';
+
+interface BatchItem {
+  key: string;
+  type?: MemoryType;
+  cond?: Cond;
+}
+
+type ImportPolicy = (typeof IMPORT_POLICIES)[number];
+
+/**
+ * A line of an import: a new value, or (`same`) the content of the live memory under its key, if any (its
+ * metadata's fields in another order with `reorder`); `stamp` gives it the created_at, updated_at and
+ * version of another service, older or newer than what is here; `expired`: an expires_at in the past.
+ */
+interface ImportLineCmd {
+  key: string;
+  type?: MemoryType;
+  same: boolean;
+  reorder: boolean;
+  stamp?: keyof typeof STAMPS;
+  expired: boolean;
+}
+
+/** The times and version an import line brings from another service: before the scenario, or after it. */
+const STAMPS = {
+  old: { created_at: '2026-10-01T00:00:00.000Z', updated_at: '2026-11-01T00:00:00.000Z', version: 7 },
+  new: { created_at: '2026-11-01T00:00:00.000Z', updated_at: '2026-12-31T00:00:00.000Z', version: 3 },
+} as const;
+const EXPIRED_AT = '2026-01-01T00:00:00.000Z';
+
 type Step =
   | { t: 'batch'; cmds: Cmd[] }
   | { t: 'advance'; ms: number }
@@ -121,6 +194,60 @@ const agentIx = fc.nat({ max: 3 });
 const memKey = fc.constantFrom('a', 'b', 'c');
 const memType = opt(fc.constantFrom(...MEMORY_TYPES));
 const idem = opt(fc.constantFrom(...IDEMPOTENCY_KEYS));
+/** True about once in `n + 1`. */
+const rarely = (n: number) =>
+  fc.oneof({ weight: n, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) });
+/** A value of `arb` about once in `n + 1`, else undefined. */
+const rarelySet = <T>(n: number, arb: fc.Arbitrary<T>) =>
+  fc.oneof({ weight: n, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: arb });
+
+const storeBatchArb = fc.record({
+  t: fc.constant('storeBatch' as const),
+  agent: agentIx,
+  items: fc.uniqueArray(
+    fc.record({
+      key: memKey,
+      type: memType,
+      cond: rarelySet(4, fc.constantFrom<Cond>('current', 'stale', 'create_only')),
+    }),
+    { minLength: 1, maxLength: 3, selector: (item) => item.key },
+  ),
+  idem,
+});
+const historyArb = fc.record({
+  t: fc.constant('history' as const),
+  agent: agentIx,
+  key: fc.constantFrom('a', 'b', 'c', 'a', 'b', 'c', 'z'), // z: never written, 404
+  limit: opt(fc.integer({ min: 1, max: 3 }), 3),
+  idem,
+});
+const restoreArb = fc.record({
+  t: fc.constant('restore' as const),
+  agent: agentIx,
+  key: memKey,
+  pick: fc.nat(),
+  aim: fc.constantFrom('kept', 'kept', 'kept', 'marker', 'missing'),
+  cond: rarelySet(4, fc.constantFrom('current' as const, 'stale' as const)),
+  idem,
+});
+const importArb = fc.record({
+  t: fc.constant('import' as const),
+  agent: agentIx,
+  lines: fc.uniqueArray(
+    fc.record({
+      key: memKey,
+      type: memType,
+      same: fc.boolean(),
+      reorder: rarely(3),
+      stamp: rarelySet(2, fc.constantFrom<keyof typeof STAMPS>('old', 'new')),
+      expired: rarely(6),
+    }),
+    { minLength: 1, maxLength: 3, selector: (line) => line.key },
+  ),
+  policy: opt(fc.constantFrom(...IMPORT_POLICIES), 3),
+  dryRun: rarely(4),
+  idem,
+});
 
 const topUpArb = fc.record({
   t: fc.constant('topup' as const),
@@ -163,7 +290,7 @@ const drainArb = fc.oneof(
   },
 );
 
-/** Everything: accounts, plans, memories, data, retries, rotations, spending down. */
+/** Everything: accounts, plans, every memory operation, data, retries, rotations, spending down. */
 const anyCmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ t: fc.constant('register' as const), email: fc.nat({ max: 3 }) }) },
   { weight: 1, arbitrary: topUpArb },
@@ -197,6 +324,10 @@ const anyCmdArb: fc.Arbitrary<Cmd> = fc.oneof(
       idem,
     }),
   },
+  { weight: 2, arbitrary: storeBatchArb },
+  { weight: 2, arbitrary: historyArb },
+  { weight: 2, arbitrary: restoreArb },
+  { weight: 2, arbitrary: importArb },
   { weight: 6, arbitrary: dataArb },
   { weight: 5, arbitrary: retryArb },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('rotate' as const), agent: agentIx }) },
@@ -363,14 +494,37 @@ function ledgerSpentOnDayOf(ledger: readonly LedgerEntry[], now: number): number
     .reduce((sum, e) => sum + costOf(e), 0);
 }
 
-/** The price of the operation a ledger entry charged for; undefined for credits and plan changes. */
+/**
+ * The price of the operation a ledger entry charged for (of each memory written, for those in
+ * `PRICED_PER_MEMORY`); undefined for credits and plan changes.
+ */
 const CHARGE_PRICE: Partial<Record<LedgerEntry['operation'], number>> = {
   memory_store: 1,
+  memory_store_batch: 1,
   memory_retrieve: 1,
   memory_search: 1,
   memory_delete: 0,
+  memory_history: 1,
+  memory_restore: 1,
+  memory_import: 1,
   data: 2,
 };
+
+/** Operations charged the price per memory: a batch per memory sent, an import per memory written. */
+const PRICED_PER_MEMORY = new Set<string>(['memory_store_batch', 'memory_import']);
+
+/** What an entry's charge must cost: its operation's price, or (per memory) a positive multiple of it. */
+function entryCostFits(entry: LedgerEntry): boolean {
+  const price = CHARGE_PRICE[entry.operation] ?? 0;
+  const cost = costOf(entry);
+  if (price <= 0) return false;
+  return PRICED_PER_MEMORY.has(entry.operation) ? cost > 0 && cost % price === 0 : cost === price;
+}
+
+/** History versions kept per key in these scenarios (AC_MEMORY_HISTORY), few so that trimming shows. */
+const HISTORY_KEEP = 4;
+/** memory_history's default limit (more than HISTORY_KEEP: all of a key's history). */
+const HISTORY_LIMIT_DEFAULT = 10;
 
 /** The ledger entry of a charge of `cents` under `plan`. */
 function chargeEntry(plan: Plan, cents: number): Pick<LedgerEntry, 'amountCents' | 'costCents' | 'plan'> {
@@ -434,12 +588,55 @@ function makeReq(
   return req;
 }
 
+/** The fields of `fields` that are set. */
+function defined(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+}
+
+/**
+ * `key` if its state has the trace `has` (a memory, a history), else the next of a, b, c that has one, if
+ * any: so that the operations on what a key holds (a delete, a history, a restore, an import's line that
+ * equals or replaces a memory) find something more often than random keys would. z, never written, stays.
+ */
+function withTrace(states: AgentMemories, key: string, has: (state: KeyState) => boolean): string {
+  const keys = ['a', 'b', 'c'];
+  const at = keys.indexOf(key);
+  if (at < 0) return key;
+  const order = [...keys.slice(at), ...keys.slice(0, at)];
+  return order.find((k) => has(states.get(k) ?? NO_MEMORY)) ?? key;
+}
+
+/** The input fields of a write's condition `cond` on a key in `state` (see `Cond`). */
+function condition(state: KeyState, cond: Cond | undefined): Record<string, unknown> {
+  const live = state.view?.version;
+  switch (cond) {
+    case undefined:
+      return {};
+    case 'create_only':
+      return { create_only: true };
+    case 'current':
+      return { expected_version: live ?? Math.max(1, lastVersion(state)) };
+    case 'stale':
+      return { expected_version: (live ?? 0) + 1 };
+  }
+}
+
 /** Another request of the same operation, for a retry that must be refused (422) or run anew. */
 function otherInput(req: Req): Record<string, unknown> {
   const input = req.input;
   switch (req.op) {
     case 'memory_store':
       return { ...input, memory_value: `${input.memory_value as string}*` };
+    case 'memory_store_batch': {
+      const [first, ...rest] = input.memories as Record<string, unknown>[];
+      return { memories: [{ ...first, memory_value: `${first?.memory_value as string}*` }, ...rest] };
+    }
+    case 'memory_history':
+      return { ...input, limit: input.limit === 2 ? 3 : 2 };
+    case 'memory_restore':
+      return { ...input, version: (input.version as number) + 1 };
+    case 'memory_import':
+      return { ...input, dry_run: input.dry_run !== true };
     case 'memory_retrieve':
     case 'memory_delete':
       return { ...input, memory_key: input.memory_key === 'z' ? 'a' : 'z' };
@@ -450,13 +647,32 @@ function otherInput(req: Req): Record<string, unknown> {
   }
 }
 
-/** The lanes of a batch: each runs its requests one after another; lanes run concurrently. */
-function resolve(model: Model, schemaOf: SchemaOf, cmds: Cmd[]): Req[][] {
+/**
+ * The lanes of a batch: each runs its requests one after another; lanes run concurrently. `pre`, the state
+ * before the batch, sets what depends on the memories: conditions, versions to restore, import lines that
+ * equal a live memory.
+ */
+function resolve(model: Model, schemaOf: SchemaOf, cmds: Cmd[], pre: Dump): Req[][] {
   const lanes: Req[][] = [];
   const agentAt = (i: number) => model.agents[i % model.agents.length] as AgentModel;
   const keyed = (req: Req) => {
     if (req.idem) model.keyed.push(req);
     return [req];
+  };
+  /**
+   * The `i`th agent, or if it has none the next one with a history (`memories`: with a live memory), so that
+   * operations on what an agent holds find something more often than random agents would.
+   */
+  const agentWith = (i: number, what: 'history' | 'memories') => {
+    const has = (a: AgentModel) =>
+      what === 'history'
+        ? Object.keys(pre.histories[a.id] ?? {}).length > 0
+        : (pre.memories[a.id] ?? []).length > 0;
+    for (let k = 0; k < model.agents.length; k++) {
+      const agent = agentAt(i + k);
+      if (has(agent)) return agent;
+    }
+    return agentAt(i);
   };
   for (const cmd of cmds) {
     const n = model.serial + 1;
@@ -500,18 +716,25 @@ function resolve(model: Model, schemaOf: SchemaOf, cmds: Cmd[]): Req[][] {
         );
         break;
       case 'retrieve':
-      case 'delete':
+      case 'delete': {
+        const agent = agentAt(cmd.agent);
+        // A delete goes to a memory the agent has, if any, so that histories hold deletes to restore.
+        const key =
+          cmd.t === 'delete'
+            ? withTrace(memoriesOf(pre, agent.id), cmd.key, (s) => s.view !== undefined)
+            : cmd.key;
         lanes.push(
           keyed(
             makeReq(model, schemaOf, {
               op: cmd.t === 'retrieve' ? 'memory_retrieve' : 'memory_delete',
-              agent: agentAt(cmd.agent),
-              input: { memory_key: cmd.key },
+              agent,
+              input: { memory_key: key },
               idem: cmd.idem,
             }),
           ),
         );
         break;
+      }
       case 'search':
         lanes.push(
           keyed(
@@ -524,6 +747,124 @@ function resolve(model: Model, schemaOf: SchemaOf, cmds: Cmd[]): Req[][] {
           ),
         );
         break;
+      case 'storeBatch': {
+        const agent = agentAt(cmd.agent);
+        const states = memoriesOf(pre, agent.id);
+        const memories = cmd.items.map((item, i) =>
+          defined({
+            memory_key: item.key,
+            memory_value: `v${n}.${i}`,
+            memory_type: item.type,
+            ...condition(states.get(item.key) ?? NO_MEMORY, item.cond),
+          }),
+        );
+        lanes.push(
+          keyed(
+            makeReq(model, schemaOf, {
+              op: 'memory_store_batch',
+              agent,
+              input: { memories },
+              idem: cmd.idem,
+            }),
+          ),
+        );
+        break;
+      }
+      case 'history': {
+        const agent = agentWith(cmd.agent, 'history');
+        const key = withTrace(memoriesOf(pre, agent.id), cmd.key, (s) => s.history.length > 0);
+        lanes.push(
+          keyed(
+            makeReq(model, schemaOf, {
+              op: 'memory_history',
+              agent,
+              input: { memory_key: key, limit: cmd.limit },
+              idem: cmd.idem,
+            }),
+          ),
+        );
+        break;
+      }
+      case 'restore': {
+        const agent = agentWith(cmd.agent, 'history');
+        const states = memoriesOf(pre, agent.id);
+        const key = withTrace(states, cmd.key, (s) => s.history.length > 0);
+        const state = states.get(key) ?? NO_MEMORY;
+        const markers = state.history.filter((entry) => entry.deleted).map((entry) => entry.version);
+        const kept =
+          cmd.aim === 'marker' && markers.length > 0 ? markers : state.history.map((e) => e.version);
+        const oldest = state.history.at(-1)?.version ?? 0;
+        const version =
+          cmd.aim !== 'missing' && kept.length > 0
+            ? (kept[cmd.pick % kept.length] as number)
+            : oldest > 1
+              ? oldest - 1 // trimmed away
+              : lastVersion(state) + 1; // not written yet
+        lanes.push(
+          keyed(
+            makeReq(model, schemaOf, {
+              op: 'memory_restore',
+              agent,
+              input: { memory_key: key, version, ...condition(state, cmd.cond) },
+              idem: cmd.idem,
+            }),
+          ),
+        );
+        break;
+      }
+      case 'import': {
+        // A line equal to a live memory, or any line of an import that replaces memories, moves to a key
+        // that has one, if another line does not hold it.
+        const replaces = cmd.policy === 'overwrite' || cmd.policy === 'if_newer';
+        const agent =
+          replaces || cmd.lines.some((line) => line.same)
+            ? agentWith(cmd.agent, 'memories')
+            : agentAt(cmd.agent);
+        const states = memoriesOf(pre, agent.id);
+        const taken = new Set(cmd.lines.map((line) => line.key));
+        const lines = cmd.lines.map((line, i) => {
+          let key = line.key;
+          if ((line.same || replaces) && !states.get(key)?.view) {
+            const live = withTrace(states, key, (s) => s.view !== undefined);
+            if (!taken.has(live)) {
+              taken.delete(key);
+              taken.add(live);
+              key = live;
+            }
+          }
+          const view = line.same ? states.get(key)?.view : undefined;
+          const content = view
+            ? {
+                memory_value: view.memory_value,
+                memory_type: view.memory_type,
+                metadata: line.reorder
+                  ? Object.fromEntries(Object.entries(view.metadata).reverse())
+                  : view.metadata,
+              }
+            : { memory_value: `i${n}.${i}`, memory_type: line.type, metadata: { n, line: i } };
+          return defined({
+            memory_key: key,
+            ...content,
+            ...(line.stamp ? STAMPS[line.stamp] : {}),
+            ...(line.expired ? { expires_at: EXPIRED_AT } : {}),
+          });
+        });
+        lanes.push(
+          keyed(
+            makeReq(model, schemaOf, {
+              op: 'memory_import',
+              agent,
+              input: {
+                ndjson: lines.map((line) => JSON.stringify(line)).join('\n'),
+                policy: cmd.policy,
+                dry_run: cmd.dryRun ? true : undefined,
+              },
+              idem: cmd.idem,
+            }),
+          ),
+        );
+        break;
+      }
       case 'data':
         lanes.push(
           keyed(
@@ -633,6 +974,22 @@ function allowedCodes(batch: Batch, req: Req): Set<string> {
       break;
     case 'memory_delete':
       codes.add('not_found');
+      break;
+    case 'memory_store_batch':
+      addPaymentCodes(batch, req, codes);
+      if ((req.input.memories as Record<string, unknown>[]).some((m) => m.create_only || m.expected_version))
+        codes.add('version_conflict');
+      break;
+    case 'memory_history':
+      addPaymentCodes(batch, req, codes).add('not_found');
+      break;
+    case 'memory_restore':
+      // 404: a version the history does not hold; 400: a delete marker's.
+      addPaymentCodes(batch, req, codes).add('not_found').add('invalid_input');
+      if (req.input.expected_version !== undefined) codes.add('version_conflict');
+      break;
+    case 'memory_import':
+      if (req.input.dry_run !== true) addPaymentCodes(batch, req, codes);
       break;
     case 'data': {
       addPaymentCodes(batch, req, codes);
@@ -786,6 +1143,33 @@ function expectedAlone(batch: Batch, req: Req): Expected {
             credit_balance_cents: balance,
           }),
       };
+    case 'memory_store_batch':
+    case 'memory_history':
+    case 'memory_restore':
+    case 'memory_import': {
+      const sim = simulate(memoriesOf(pre, account.id), req, nowIso);
+      // An import is priced by its plan; the others are paid for before their memories are looked at.
+      const price =
+        req.op === 'memory_import'
+          ? sim.ok
+            ? sim.cents
+            : 0
+          : req.op === 'memory_store_batch'
+            ? (input.memories as unknown[]).length
+            : 1;
+      const refused = refusal(price);
+      if (refused) return refused;
+      if (!sim.ok) return { code: sim.code, details: sim.details };
+      return {
+        check: (b) =>
+          expect(b).toEqual({
+            success: true,
+            ...sim.part,
+            cost_cents: sim.cents,
+            credit_balance_cents: after(sim.cents),
+          }),
+      };
+    }
     case 'memory_search': {
       const refused = refusal(1);
       if (refused) return refused;
@@ -955,6 +1339,15 @@ function checkRotations(batch: Batch): void {
   }
 }
 
+/**
+ * Whether a successful request with an idempotency key leaves its record. Not a dry run of an import: the
+ * core answers it before the charge port, which keeps the records, so it is neither replayed nor holds its
+ * key for later requests (docs/api.md promises a replay "as on every paid route"; reported, issue 38).
+ */
+const DRY_RUN_RECORDED = false;
+const recorded = (req: Req) =>
+  DRY_RUN_RECORDED || !(req.op === 'memory_import' && req.input.dry_run === true);
+
 /** Idempotency keys: replays return the stored response, other requests under the key are 422. */
 function checkIdempotency(batch: Batch): void {
   const { post, done, model, now } = batch;
@@ -983,7 +1376,7 @@ function checkIdempotency(batch: Batch): void {
       }
       continue;
     }
-    const runs = members.filter((d) => d.out.ok && !d.out.replayed);
+    const runs = members.filter((d) => d.out.ok && !d.out.replayed && recorded(d.req));
     expect(
       runs.length,
       `${slot}: requests that ran under one key:\n${members.map(describeDone).join('\n')}`,
@@ -1008,7 +1401,7 @@ function checkIdempotency(batch: Batch): void {
     }
   }
   for (const d of done) {
-    if (d.out.ok && !d.out.replayed && d.req.idem && d.req.agent) {
+    if (d.out.ok && !d.out.replayed && d.req.idem && d.req.agent && recorded(d.req)) {
       model.records.set(slotOf(d.req.agent.id, d.req.idem), {
         fingerprint: d.req.fingerprint as string,
         operation: d.req.op,
@@ -1165,6 +1558,37 @@ function checkMoney(batch: Batch): void {
           });
         break;
       }
+      case 'memory_store_batch': {
+        const count = (d.req.input.memories as unknown[]).length;
+        expect(body.cost_cents, `${where}: the price of each memory of the batch`).toBe(count);
+        expect(body.count, `${where}: the memories stored`).toBe(count);
+        owe((agent as AgentModel).email, {
+          kind: 'charge',
+          operation: 'memory_store_batch',
+          cents: count,
+          ref: {},
+        });
+        note(count > 1 ? 'batch of several stored' : 'batch of one stored');
+        break;
+      }
+      case 'memory_import': {
+        const dry = d.req.input.dry_run === true;
+        const written = (body.created as number) + (body.updated as number);
+        const lines = IMPORT_OUTCOMES.reduce((n, outcome) => n + (body[outcome] as number), 0);
+        expect(body.lines, `${where}: every line has one outcome`).toBe(lines);
+        expect(body.price_cents, `${where}: the price of each memory written`).toBe(written);
+        expect(body.cost_cents, `${where}: what was charged`).toBe(dry ? 0 : written);
+        if (!dry && written > 0)
+          owe((agent as AgentModel).email, {
+            kind: 'charge',
+            operation: 'memory_import',
+            cents: written,
+            ref: {},
+          });
+        for (const outcome of IMPORT_OUTCOMES) if ((body[outcome] as number) > 0) note(`import: ${outcome}`);
+        note(dry ? 'import: dry run' : written === 0 ? 'import: nothing to pay' : 'import: written');
+        break;
+      }
       default: {
         const a = agent as AgentModel;
         const cost = CHARGE_PRICE[d.req.op as LedgerEntry['operation']] as number;
@@ -1231,6 +1655,25 @@ function checkMoney(batch: Batch): void {
 }
 
 /**
+ * What a request can cost: data its fresh price, a batch the price of each of its memories, an import that
+ * of each line at most (which it writes depends on the memories it finds), the others the price of one.
+ */
+function priceBounds(req: Req): [number, number] {
+  switch (req.op) {
+    case 'data':
+      return [2, 2];
+    case 'memory_store_batch': {
+      const count = (req.input.memories as unknown[]).length;
+      return [count, count];
+    }
+    case 'memory_import':
+      return [1, importLines(req.input).length];
+    default:
+      return [1, 1];
+  }
+}
+
+/**
  * A 402 refusal, alone or concurrent: the price it names; `insufficient_credits` only while on the
  * pay-as-you-go plan, with a balance below the price; `daily_limit_reached` names the limit of a plan the
  * agent had and a day's spend that the price would take past it, between the costs the model counted
@@ -1245,8 +1688,10 @@ function checkRefusals(batch: Batch): void {
     const agent = d.req.agent;
     const plans = plansDuring(batch, agent);
     const details = d.out.details as Record<string, number | string>;
-    const price = d.req.op === 'data' ? 2 : 1;
-    expect(details.required_cents, `${where}: the price`).toBe(price);
+    const [least, most] = priceBounds(d.req);
+    const price = details.required_cents as number;
+    expect(price, `${where}: the price`).toBeGreaterThanOrEqual(least);
+    expect(price, `${where}: the price`).toBeLessThanOrEqual(most);
     if (d.out.code === 'insufficient_credits') {
       expect(plans, `${where}: on the unlimited plan`).toContain('pay-as-you-go');
       expect(details.credit_balance_cents, where).toBeGreaterThanOrEqual(0);
@@ -1275,9 +1720,10 @@ function checkRefusals(batch: Batch): void {
 
 /**
  * Every ledger, in order: a running sum that never goes below zero and ends at the balance; each charge
- * costs its operation's price (`costOf`) and has the form of the plan the account had then (on the
- * unlimited plan: amount 0); a plan change changes the plan, and the last one is the account's; each day's
- * costs (on either plan) stay within the daily limit of the plan of each charge, and are the model's.
+ * costs its operation's price (`costOf`; a batch's or an import's a multiple of it) and has the form of the
+ * plan the account had then (on the unlimited plan: amount 0); a plan change changes the plan, and the last
+ * one is the account's; each day's costs (on either plan) stay within the daily limit of the plan of each
+ * charge, and are the model's.
  */
 function checkLedgers(dump: Dump, model: Model): void {
   for (const account of Object.values(dump.accounts)) {
@@ -1320,9 +1766,8 @@ function checkLedgers(dump: Dump, model: Model): void {
           plan = entry.plan as Plan;
           break;
         default: {
-          const price = CHARGE_PRICE[entry.operation] ?? 0;
-          expect(price, `${where}: a charge for a free operation`).toBeGreaterThan(0);
-          expect(costOf(entry), `${where}: the cost is the price`).toBe(price);
+          const price = costOf(entry);
+          expect(entryCostFits(entry), `${where}: the cost is the price (a free operation's?)`).toBe(true);
           if (entry.plan === 'unlimited')
             expect(entry.amountCents, `${where}: an unlimited charge moves no money`).toBe(0);
           const { amountCents, costCents } = entry;
@@ -1351,112 +1796,373 @@ function checkLedgers(dump: Dump, model: Model): void {
   }
 }
 
-type MemoryView = ReturnType<typeof toMemoryView>;
-type MemoryOp =
-  | { kind: 'store'; created: boolean; view: unknown; input: Record<string, unknown> }
-  | { kind: 'read'; view: unknown }
-  | { kind: 'absent' }
-  | { kind: 'delete' };
-const IMPOSSIBLE = Symbol('impossible');
+// ---------------------------------------------------------------------------------------------------
+// The memories' model: what each memory operation does to an agent's memories and their histories
 
-/** A key as the serial model sees it: its memory, and the newest version its history holds (deletes count). */
+type MemoryView = ReturnType<typeof toMemoryView>;
+type VersionView = ReturnType<typeof toVersionView>;
+
+/** A key as the model sees it: its live memory, and its history as kept, newest first (deletes count). */
 interface KeyState {
   view: MemoryView | undefined;
-  last: number;
+  history: VersionView[];
 }
 
-function applyMemoryOp(keyState: KeyState, op: MemoryOp, nowIso: string): KeyState | typeof IMPOSSIBLE {
-  const state = keyState.view;
-  switch (op.kind) {
-    case 'store': {
-      if ((state === undefined) !== op.created) return IMPOSSIBLE;
-      const next = {
-        memory_key: op.input.memory_key as string,
-        memory_value: op.input.memory_value as string,
-        memory_type: (op.input.memory_type ?? 'context') as MemoryType,
-        metadata: (op.input.metadata ?? {}) as JsonObject,
-        created_at: state?.created_at ?? nowIso,
-        updated_at: nowIso,
-        version: keyState.last + 1,
-        expires_at: null,
-      };
-      return isDeepStrictEqual(op.view, next) ? { view: next, last: next.version } : IMPOSSIBLE;
-    }
-    case 'read':
-      return state && isDeepStrictEqual(op.view, state) ? keyState : IMPOSSIBLE;
-    case 'absent':
-      return state === undefined ? keyState : IMPOSSIBLE;
-    case 'delete':
-      // The delete takes the next version number, as a marker in the history.
-      return state === undefined ? IMPOSSIBLE : { view: undefined, last: state.version + 1 };
+/** An agent's keys. */
+type AgentMemories = ReadonlyMap<string, KeyState>;
+
+const NO_MEMORY: KeyState = { view: undefined, history: [] };
+
+/** The agent's memories and histories in `dump`, as the operations answer them. */
+function memoriesOf(dump: Dump, agentId: string): Map<string, KeyState> {
+  const memories = dump.memories[agentId] ?? [];
+  const states = new Map<string, KeyState>();
+  for (const key of new Set([...MEMORY_KEYS, ...memories.map((m) => m.key)])) {
+    const memory = memories.find((m) => m.key === key);
+    states.set(key, {
+      view: memory && toMemoryView(memory),
+      history: (dump.histories[agentId]?.[key] ?? []).map(toVersionView),
+    });
   }
+  return states;
 }
 
-/** Whether some serial order of `ops` leads from `state` to `final`, each op seeing what it reported. */
-function explainable(
+/** The newest version the key had (its live memory's, or its history's): its next write takes one more. */
+const lastVersion = (state: KeyState) => Math.max(state.history[0]?.version ?? 0, state.view?.version ?? 0);
+
+interface Content {
+  value: string;
+  type: MemoryType;
+  metadata: JsonObject;
+}
+
+/** The content a store, batch item or import line writes. */
+const contentOf = (input: Record<string, unknown>): Content => ({
+  value: input.memory_value as string,
+  type: (input.memory_type ?? 'context') as MemoryType,
+  metadata: (input.metadata ?? {}) as JsonObject,
+});
+
+/**
+ * The key after a write of `content` now (a store, a batch's item, a restore, an import's line): the next
+ * version (an import's own only for a key with no trace here), created_at kept, an entry in the history.
+ */
+function writeKey(
   state: KeyState,
-  ops: MemoryOp[],
-  final: MemoryView | undefined,
+  key: string,
+  content: Content,
   nowIso: string,
-): boolean {
-  if (ops.length === 0) return isDeepStrictEqual(state.view, final);
-  return ops.some((op, i) => {
-    const next = applyMemoryOp(state, op, nowIso);
-    return next !== IMPOSSIBLE && explainable(next, [...ops.slice(0, i), ...ops.slice(i + 1)], final, nowIso);
-  });
+  kept: { created_at?: string; updated_at?: string; version?: number } = {},
+): KeyState {
+  const next = lastVersion(state) + 1;
+  const view: MemoryView = {
+    memory_key: key,
+    memory_value: content.value,
+    memory_type: content.type,
+    metadata: content.metadata,
+    created_at: kept.created_at ?? state.view?.created_at ?? nowIso,
+    updated_at: kept.updated_at ?? nowIso,
+    version: next === 1 && kept.version !== undefined ? kept.version : next,
+    expires_at: null,
+  };
+  const entry: VersionView = {
+    version: view.version,
+    stored_at: nowIso,
+    deleted: false,
+    memory_value: content.value,
+    memory_type: content.type,
+    metadata: content.metadata,
+  };
+  return { view, history: [entry, ...state.history].slice(0, HISTORY_KEEP) };
 }
 
-/** Memories: per agent and key, the change is explained by some order of the successful requests. */
+/** What the memories make of a request: its answer's fields that they decide, or its error. */
+type Sim =
+  | {
+      ok: true;
+      /** The fields of the answer the memories decide (the others: success, the cost and the balance). */
+      part: JsonObject;
+      /** What it costs (an import: each memory written; a dry run nothing). */
+      cents: number;
+      next: AgentMemories;
+    }
+  | { ok: false; code: string; details: Record<string, unknown> };
+
+/** The 412 of a write whose condition the key does not meet, with the details the service gives. */
+function conflictOf(key: string, state: KeyState, input: Record<string, unknown>): Sim | undefined {
+  const current = state.view?.version ?? null;
+  if (input.create_only === true && state.view)
+    return { ok: false, code: 'version_conflict', details: { memory_key: key, current_version: current } };
+  const expected = input.expected_version as number | undefined;
+  if (expected !== undefined && current !== expected)
+    return {
+      ok: false,
+      code: 'version_conflict',
+      details: { memory_key: key, current_version: current, expected_version: expected },
+    };
+  return undefined;
+}
+
+const IMPORT_OUTCOMES = ['created', 'updated', 'unchanged', 'skipped', 'expired'] as const;
+
+/** An import's lines, as the request sent them. */
+function importLines(input: Record<string, unknown>): Record<string, unknown>[] {
+  return (input.ndjson as string)
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/**
+ * Whether metadata that differs only in the order of its fields counts as other content for an import. It
+ * does: memory-transfer.ts compares the JSON texts, so such a line is skipped, or under overwrite and
+ * if_newer written again as a new version and charged, where docs/api.md promises that "a line equal to it is
+ * unchanged and free" (JSON objects are unordered). Reported (issue 38); false once the service compares the
+ * values.
+ */
+const METADATA_ORDER_COUNTS = true;
+
+/** Whether a line's content equals the live memory: the same value, type and metadata, no expiry. */
+const sameContent = (view: MemoryView, content: Content) =>
+  view.memory_value === content.value &&
+  view.memory_type === content.type &&
+  (METADATA_ORDER_COUNTS
+    ? JSON.stringify(view.metadata) === JSON.stringify(content.metadata)
+    : isDeepStrictEqual(view.metadata, content.metadata)) &&
+  view.expires_at === null;
+
+/**
+ * An import planned on `states`: each line expired (its expires_at passed), created (no live memory),
+ * unchanged (equal to it), skipped (the policy keeps the memory: skip, or if_newer and the line not updated
+ * later) or updated; priced per memory written; a dry run writes nothing.
+ */
+function simulateImport(states: AgentMemories, input: Record<string, unknown>, nowIso: string): Sim {
+  const lines = importLines(input);
+  const policy = (input.policy ?? 'skip') as ImportPolicy;
+  const dry = input.dry_run === true;
+  const counts = { created: 0, updated: 0, unchanged: 0, skipped: 0, expired: 0 };
+  const next = new Map(states);
+  for (const line of lines) {
+    const key = line.memory_key as string;
+    const state = states.get(key) ?? NO_MEMORY;
+    const content = contentOf(line);
+    const updatedAt = (line.updated_at as string | undefined) ?? nowIso;
+    let outcome: (typeof IMPORT_OUTCOMES)[number];
+    if (typeof line.expires_at === 'string' && line.expires_at <= nowIso) outcome = 'expired';
+    else if (!state.view) outcome = 'created';
+    else if (sameContent(state.view, content)) outcome = 'unchanged';
+    else if (policy === 'skip') outcome = 'skipped';
+    else if (policy === 'if_newer' && !(updatedAt > state.view.updated_at)) outcome = 'skipped';
+    else outcome = 'updated';
+    counts[outcome]++;
+    if (outcome === 'created' || outcome === 'updated')
+      next.set(key, writeKey(state, key, content, nowIso, line));
+  }
+  const price = counts.created + counts.updated;
+  return {
+    ok: true,
+    part: { dry_run: dry, policy, lines: lines.length, ...counts, price_cents: price },
+    cents: dry ? 0 : price,
+    next: dry ? states : next,
+  };
+}
+
+/**
+ * What a memory operation does on `states` now, once paid for: the serial model of one agent's memories,
+ * which both the exact check of a request alone and the serial orders of a concurrent batch run.
+ */
+function simulate(states: AgentMemories, req: Req, nowIso: string): Sim {
+  const input = req.input;
+  const key = input.memory_key as string;
+  const state = states.get(key) ?? NO_MEMORY;
+  const withKey = (written: KeyState) => new Map(states).set(key, written);
+  const notFound = (details: Record<string, unknown> = { memory_key: key }): Sim => ({
+    ok: false,
+    code: 'not_found',
+    details,
+  });
+  switch (req.op) {
+    case 'memory_store': {
+      const written = writeKey(state, key, contentOf(input), nowIso);
+      return {
+        ok: true,
+        part: { memory: written.view, created: !state.view },
+        cents: 1,
+        next: withKey(written),
+      };
+    }
+    case 'memory_store_batch': {
+      // Each item in order, seeing those before it; the first whose condition fails fails them all.
+      const items = input.memories as Record<string, unknown>[];
+      const next = new Map(states);
+      const results: JsonObject[] = [];
+      for (const item of items) {
+        const itemKey = item.memory_key as string;
+        const before = next.get(itemKey) ?? NO_MEMORY;
+        const refused = conflictOf(itemKey, before, item);
+        if (refused) return refused;
+        const written = writeKey(before, itemKey, contentOf(item), nowIso);
+        next.set(itemKey, written);
+        results.push({ memory: written.view, created: !before.view });
+      }
+      return { ok: true, part: { results, count: results.length }, cents: items.length, next };
+    }
+    case 'memory_retrieve':
+      return state.view ? { ok: true, part: { memory: state.view }, cents: 1, next: states } : notFound();
+    case 'memory_delete': {
+      if (!state.view) return notFound();
+      // The delete takes the next version number, as a marker in the history.
+      const marker: VersionView = { version: state.view.version + 1, stored_at: nowIso, deleted: true };
+      const deleted = { view: undefined, history: [marker, ...state.history].slice(0, HISTORY_KEEP) };
+      return { ok: true, part: { deleted: true, memory_key: key }, cents: 0, next: withKey(deleted) };
+    }
+    case 'memory_history': {
+      if (!state.view && state.history.length === 0) return notFound();
+      const limit = (input.limit as number | undefined) ?? HISTORY_LIMIT_DEFAULT;
+      const part = {
+        memory_key: key,
+        current_version: state.view?.version ?? null,
+        versions: state.history.slice(0, limit),
+      };
+      return { ok: true, part, cents: 1, next: states };
+    }
+    case 'memory_restore': {
+      const refused = conflictOf(key, state, input);
+      if (refused) return refused;
+      const version = input.version as number;
+      const entry = state.history.find((e) => e.version === version);
+      if (!entry) return notFound({ memory_key: key, version });
+      if (entry.deleted) return { ok: false, code: 'invalid_input', details: { field: 'version' } };
+      const content = {
+        value: entry.memory_value as string,
+        type: entry.memory_type as MemoryType,
+        metadata: entry.metadata as JsonObject,
+      };
+      const written = writeKey(state, key, content, nowIso);
+      const part = { memory: written.view, created: !state.view, restored_from: version };
+      return { ok: true, part, cents: 1, next: withKey(written) };
+    }
+    case 'memory_import':
+      return simulateImport(states, input, nowIso);
+  }
+  throw new Error(`no memory model for ${req.op}`);
+}
+
+/** The operations the memories' model runs (memory_search aside: see checkMemories). */
+const MEMORY_OPS = new Set([
+  'memory_store',
+  'memory_store_batch',
+  'memory_retrieve',
+  'memory_delete',
+  'memory_history',
+  'memory_restore',
+  'memory_import',
+]);
+/** The errors the memories decide; the others (payment, idempotency keys, authentication) look at none. */
+const MEMORY_CODES = new Set(['not_found', 'version_conflict', 'invalid_input']);
+const IMPOSSIBLE = Symbol('impossible');
+
+/** The memories after `d` on `states`, if it could have run there and answered what it answered. */
+function serialStep(states: AgentMemories, d: Done, nowIso: string): AgentMemories | typeof IMPOSSIBLE {
+  const sim = simulate(states, d.req, nowIso);
+  if (d.out.ok) {
+    if (!sim.ok) return IMPOSSIBLE;
+    const body = d.out.body;
+    return Object.entries(sim.part).every(([field, value]) => isDeepStrictEqual(body[field], value))
+      ? sim.next
+      : IMPOSSIBLE;
+  }
+  return !sim.ok && sim.code === d.out.code && isDeepStrictEqual(d.out.details, sim.details)
+    ? states
+    : IMPOSSIBLE;
+}
+
+const sameMemories = (a: AgentMemories, b: AgentMemories) =>
+  [...new Set([...a.keys(), ...b.keys()])].every((key) =>
+    isDeepStrictEqual(a.get(key) ?? NO_MEMORY, b.get(key) ?? NO_MEMORY),
+  );
+
+/**
+ * Whether some serial order of `ops` leads from `states` to `final`, each op answering as it did; `visit` sees
+ * every state a consistent prefix of an order reaches (all of them with `exhaustive`).
+ */
+function explainable(
+  states: AgentMemories,
+  ops: Done[],
+  final: AgentMemories,
+  nowIso: string,
+  visit: (states: AgentMemories) => void,
+  exhaustive: boolean,
+): boolean {
+  if (ops.length === 0) return sameMemories(states, final);
+  let found = false;
+  for (let i = 0; i < ops.length && (exhaustive || !found); i++) {
+    const next = serialStep(states, ops[i] as Done, nowIso);
+    if (next === IMPOSSIBLE) continue;
+    visit(next);
+    const rest = [...ops.slice(0, i), ...ops.slice(i + 1)];
+    if (explainable(next, rest, final, nowIso, visit, exhaustive)) found = true;
+  }
+  return found;
+}
+
+/** Counts the memory outcomes the generators should reach. */
+function noteMemoryOutcome({ req, out }: Done): void {
+  if (out.ok) {
+    note(req.op);
+    if (req.op === 'memory_restore' && out.body.created === true) note('restore undoes a delete');
+    return;
+  }
+  const op = req.op.replace('memory_', '');
+  if (out.code === 'version_conflict' && req.op === 'memory_store_batch') {
+    const [first] = req.input.memories as Record<string, unknown>[];
+    if (out.details.memory_key !== first?.memory_key) note('batch refused by a later item');
+  }
+  note(`${op}: ${out.code}`);
+}
+
+/**
+ * Memories: per agent, the change of its memories and histories is explained by some serial order of its
+ * requests (each at one point of the order, a batch's or an import's keys all at once), in which each
+ * request sees what it answered (its 404s, 400s and 412s too); a listing shows each memory as some state of
+ * such an order holds it.
+ */
 function checkMemories(batch: Batch): void {
   const { pre, post, done, now } = batch;
   const nowIso = iso(now);
   for (const account of Object.values(post.accounts)) {
     if (!account) continue;
-    const before = new Map((pre.memories[account.id] ?? []).map((m) => [m.key, toMemoryView(m)]));
-    const after = new Map((post.memories[account.id] ?? []).map((m) => [m.key, toMemoryView(m)]));
-    const ops = new Map<string, { op: MemoryOp; d: Done }[]>();
-    const stored = new Map<string, unknown[]>();
-    for (const d of done) {
-      if (d.req.agent?.id !== account.id || !d.req.op.startsWith('memory_') || d.req.op === 'memory_search')
-        continue;
-      const key = d.req.input.memory_key as string;
-      let op: MemoryOp | undefined;
-      if (d.out.ok && !d.out.replayed) {
-        if (d.req.op === 'memory_store') {
-          op = {
-            kind: 'store',
-            created: d.out.body.created as boolean,
-            view: d.out.body.memory,
-            input: d.req.input,
-          };
-          stored.set(key, [...(stored.get(key) ?? []), d.out.body.memory]);
-        } else if (d.req.op === 'memory_retrieve') op = { kind: 'read', view: d.out.body.memory };
-        else op = { kind: 'delete' };
-      } else if (!d.out.ok && d.out.code === 'not_found') op = { kind: 'absent' };
-      if (op) ops.set(key, [...(ops.get(key) ?? []), { op, d }]);
-    }
-    for (const key of new Set([...before.keys(), ...after.keys(), ...ops.keys()])) {
-      const list = ops.get(key) ?? [];
-      const view = before.get(key);
-      const last = pre.lastVersions[account.id]?.[key] ?? view?.version ?? 0;
-      const ok = explainable(
-        { view, last },
-        list.map((o) => o.op),
-        after.get(key),
-        nowIso,
+    const before = memoriesOf(pre, account.id);
+    const after = memoriesOf(post, account.id);
+    const mine = done.filter((d) => d.req.agent?.id === account.id && !d.req.oldKey);
+    const ops = mine.filter(
+      (d) => MEMORY_OPS.has(d.req.op) && (d.out.ok ? !d.out.replayed : MEMORY_CODES.has(d.out.code)),
+    );
+    const searches = mine.filter((d) => d.req.op === 'memory_search' && d.out.ok && !d.out.replayed);
+    // The memories each state of a consistent order holds, by key, for the listings.
+    const seenViews = new Map<string, MemoryView[]>();
+    const visit = (states: AgentMemories) => {
+      for (const [key, state] of states)
+        if (state.view) seenViews.set(key, [...(seenViews.get(key) ?? []), state.view]);
+    };
+    visit(before);
+    if (!explainable(before, ops, after, nowIso, visit, searches.length > 0 && ops.length > 0)) {
+      const changed = [...after.keys()].filter(
+        (key) => !isDeepStrictEqual(before.get(key) ?? NO_MEMORY, after.get(key)),
       );
-      if (!ok) {
-        expect.fail(
-          `${account.email} memory ${key}: no order of the requests explains\n` +
-            `before: ${JSON.stringify(before.get(key))}\nafter: ${JSON.stringify(after.get(key))}\n` +
-            `requests:\n${done.map(describeDone).join('\n')}`,
-        );
-      }
+      expect.fail(
+        `${account.email}: no serial order of the requests explains the memories\n` +
+          `keys changed: ${changed.join(', ') || 'none'}\n` +
+          `before: ${JSON.stringify(Object.fromEntries(before))}\n` +
+          `after: ${JSON.stringify(Object.fromEntries(after))}\n` +
+          `requests:\n${done.map(describeDone).join('\n')}`,
+      );
     }
-    // A listing shows each memory as it was before the batch or as a successful store wrote it.
-    for (const d of done) {
-      if (d.req.agent?.id !== account.id || d.req.op !== 'memory_search' || !d.out.ok || d.out.replayed)
-        continue;
+    note(ops.length > 1 ? 'memories: a serial order of several' : 'memories: one or none');
+    for (const d of ops) noteMemoryOutcome(d);
+    // A listing shows each memory as some state of a consistent order holds it.
+    for (const d of searches) {
+      if (!d.out.ok) continue;
       const listed = d.out.body.memories as MemoryView[];
       const limit = (d.req.input.limit as number | undefined) ?? 50;
       expect(listed.length, describeDone(d)).toBeLessThanOrEqual(limit);
@@ -1464,10 +2170,9 @@ function checkMemories(batch: Batch): void {
       expect(d.out.body.total).toBeGreaterThanOrEqual(listed.length);
       for (const m of listed) {
         if (d.req.input.memory_type !== undefined) expect(m.memory_type).toBe(d.req.input.memory_type);
-        const candidates = [before.get(m.memory_key), ...(stored.get(m.memory_key) ?? [])];
         expect(
-          candidates.some((c) => isDeepStrictEqual(c, m)),
-          `${describeDone(d)}: lists ${JSON.stringify(m)}, which no successful store wrote`,
+          (seenViews.get(m.memory_key) ?? []).some((c) => isDeepStrictEqual(c, m)),
+          `${describeDone(d)}: lists ${JSON.stringify(m)}, which no serial order of the requests holds`,
         ).toBe(true);
       }
     }
@@ -1547,9 +2252,9 @@ async function runBatch(
     if (!found) throw new Error(`no operation ${op}`);
     return found.input;
   };
-  const lanes = resolve(model, schemaOf, cmds);
-  if (lanes.length === 0) return;
   const pre = await h.dump();
+  const lanes = resolve(model, schemaOf, cmds, pre);
+  if (lanes.length === 0) return;
   const fetchesBefore = h.fetches;
   const answeredBefore = h.answered;
   const running = lanes.map((lane) =>
@@ -1610,6 +2315,12 @@ async function restartAndCompare(backend: StoreBackend, h: Harness, model: Model
     accounts.reduce((n, a) => n + (before.memories[a.id]?.length ?? 0), 0),
   );
   expect(persisted.idempotency, 'idempotency records stored').toBe(Object.keys(before.idempotency).length);
+  expect(persisted.history, 'memory history entries stored').toBe(
+    accounts.reduce(
+      (n, a) => n + Object.values(before.histories[a.id] ?? {}).reduce((m, list) => m + list.length, 0),
+      0,
+    ),
+  );
   expect(persisted.claims, 'idempotency claims left behind').toBe(0);
   note('clean restart');
 }
@@ -1617,13 +2328,14 @@ async function restartAndCompare(backend: StoreBackend, h: Harness, model: Model
 /** What an agent sees of its ledger: the transactions view, newest first, with costs and plans. */
 function transactionView(entry: LedgerEntry): JsonObject {
   const price = CHARGE_PRICE[entry.operation];
+  const cost = PRICED_PER_MEMORY.has(entry.operation) ? costOf(entry) : price;
   return {
     id: entry.id,
     at: entry.at,
     operation: entry.operation,
     amount_cents: entry.amountCents,
     balance_after_cents: entry.balanceAfterCents,
-    ...(price === undefined ? {} : { cost_cents: price }),
+    ...(cost === undefined ? {} : { cost_cents: cost }),
     ...(entry.plan === undefined ? {} : { plan: entry.plan }),
     ...(entry.memoryKey === undefined ? {} : { memory_key: entry.memoryKey }),
     ...(entry.queryType === undefined ? {} : { query_type: entry.queryType }),
@@ -1666,7 +2378,7 @@ interface Scenario {
 
 async function runScenario(backend: StoreBackend, s: fc.Scheduler, scenario: Scenario): Promise<void> {
   const clock = new ManualClock(START);
-  const env: Record<string, string> = {};
+  const env: Record<string, string> = { AC_MEMORY_HISTORY: String(HISTORY_KEEP) };
   if (scenario.dailyLimit !== undefined) env.AC_DAILY_SPEND_LIMIT_CENTS = String(scenario.dailyLimit);
   if (scenario.unlimitedDailyLimit !== undefined)
     env.AC_UNLIMITED_DAILY_SPEND_LIMIT_CENTS = String(scenario.unlimitedDailyLimit);
@@ -1820,6 +2532,11 @@ for (const target of TARGETS)
         'daily_limit_reached on the unlimited plan',
         'unlimited daily limit',
         'no unlimited daily limit',
+        'batch of several stored',
+        'memory_history',
+        'memory_restore',
+        'import: written',
+        'memories: a serial order of several',
       ]);
     });
 
