@@ -110,7 +110,10 @@ export async function openService(config: Readonly<Config>, options: ServiceOpti
     onBackgroundError: (err: unknown, work: string) =>
       logger.warn({ err: (err as Error)?.message ?? String(err) }, `${work} failed`),
   });
-  if (core.semantic) logger.info({ model: core.semantic.model }, 'semantic search: on');
+  if (core.semantic) {
+    const { model, embedsOnWrite } = core.semantic;
+    logger.info({ model, embedsOnWrite }, 'semantic search: on');
+  }
   return {
     config,
     core,

@@ -3,6 +3,8 @@
  * the start-up line that says semantic search is on (and with which model), and one line per batch
  * embedded (`embedded`: how many, `ms`: how long, `queued`: how many still wait). The questions are asked
  * only once every memory stored has been embedded, so that recall measures the ranking, not the backlog.
+ * A server whose writes embed nothing (the in-process model on the JSON store: `embedsOnWrite` false, a
+ * search embeds what it ranks) has no background work to wait for or report.
  */
 import { readFile } from 'node:fs/promises';
 import { sleep } from '../shared/processes.js';
@@ -17,7 +19,7 @@ export interface EmbeddingProgress {
   queued: number;
 }
 
-/** What the log says so far; undefined when semantic search is off. */
+/** What the log says so far; undefined when semantic search is off or its writes embed nothing. */
 export async function embeddingProgress(logFile: string): Promise<EmbeddingProgress | undefined> {
   const text = await readFile(logFile, 'utf8').catch(() => '');
   let progress: EmbeddingProgress | undefined;
@@ -30,6 +32,7 @@ export async function embeddingProgress(logFile: string): Promise<EmbeddingProgr
       continue;
     }
     if (entry.msg === 'semantic search: on') {
+      if (entry.embedsOnWrite === false) return undefined;
       progress = { model: String(entry.model), embedded: 0, ms: 0, queued: 0 };
     } else if (entry.msg === 'semantic search: embedded' && progress) {
       progress.embedded += Number(entry.embedded);
@@ -42,7 +45,7 @@ export async function embeddingProgress(logFile: string): Promise<EmbeddingProgr
 
 /**
  * Waits until at least `expected` memories have been embedded and none waits; undefined at once when
- * semantic search is off. Fails when nothing moves for `stallMs`.
+ * semantic search is off or its writes embed nothing. Fails when nothing moves for `stallMs`.
  */
 export async function waitForEmbeddings(
   logFile: string,

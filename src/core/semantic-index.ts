@@ -1,15 +1,19 @@
 /**
- * Semantic search's vectors: each agent's memories embedded (key and value) after they are written, in the
- * background and in batches, never delaying a write's answer, kept by key with the version they were made
- * from. Vectors are unit length, so a similarity is a dot product.
+ * Semantic search's vectors: each agent's memories embedded (key and value), kept by key with the version they
+ * were made from. Vectors are unit length, so a similarity is a dot product.
  *
- * - With an in-process model (`embedNow`, the default), a search embeds on the spot any memory it finds
- *   without a current vector, so its answer never waits for, or depends on, the background work.
+ * - With the in-process model alone (`embedNow`, the default, on the JSON store), a write embeds nothing: a
+ *   search embeds on the spot each memory it ranks that has no vector of its current version, and keeps the
+ *   vector for the next search. A write only forgets its key's vector. Nothing else reads the vectors (the
+ *   in-process model does not find alone, see `findsAlone`), so a memory no search touches is never embedded,
+ *   and no answer depends on when a vector was made (issue 38: the write path's cost).
+ * - With a model from AC_EMBEDDINGS_URL, or with a vector store, memories are embedded after they are
+ *   written, in the background and in batches, never delaying a write's answer (`embedsOnWrite`).
  * - With a vector store (PostgreSQL: a column of the memory, `VectorStore`), the vectors made here are saved
  *   with their memory, and before each ranked search the agent's vectors saved since the last look (by any
  *   instance) are read in: every instance finds a memory by meaning as soon as its vector is saved.
  * - A memory this process has no vector for (written before a restart, or by an instance with another model)
- *   is embedded when its agent's first ranked search here catches up.
+ *   is embedded when its agent's first ranked search here catches up (when writes embed).
  */
 import type { Embedder } from './embedding-port.js';
 import type { Memory } from './model.js';
@@ -38,10 +42,17 @@ export interface VectorStore {
 }
 
 export function unit(values: ArrayLike<number>): Float32Array {
+  const length = values.length;
   let norm = 0;
-  for (let i = 0; i < values.length; i++) norm += (values[i] as number) ** 2;
+  for (let i = 0; i < length; i++) {
+    const x = values[i] as number;
+    norm += x * x;
+  }
   const scale = norm > 0 ? 1 / Math.sqrt(norm) : 0;
-  return Float32Array.from(values as ArrayLike<number>, (x) => x * scale);
+  // A plain loop: Float32Array.from with a mapping function costs several times as much.
+  const out = new Float32Array(length);
+  for (let i = 0; i < length; i++) out[i] = (values[i] as number) * scale;
+  return out;
 }
 
 export function dot(a: Float32Array, b: Float32Array): number {
@@ -145,6 +156,13 @@ class AgentVectors {
 }
 
 export class SemanticIndex {
+  /**
+   * Whether written memories are embedded after each write, in the background: with a model from
+   * AC_EMBEDDINGS_URL (a search finds by meaning alone only the memories that have a vector) and with a vector
+   * store (other instances read the vectors saved). Not with the in-process model alone: its vectors are made
+   * by the searches that rank their memories (see the module's header).
+   */
+  readonly embedsOnWrite: boolean;
   private readonly vectors = new Map<string, AgentVectors>();
   private readonly queue = new Map<string, { agentId: string; memory: Memory }>();
   private running: Promise<void> | undefined;
@@ -160,7 +178,9 @@ export class SemanticIndex {
     private readonly store?: VectorStore,
     /** Told of each batch embedded (its size, its time, how many still wait): the debug log. */
     private readonly onBatch?: (batch: { embedded: number; ms: number; queued: number }) => void,
-  ) {}
+  ) {
+    this.embedsOnWrite = embedder.embedNow === undefined || store !== undefined;
+  }
 
   get model(): string {
     return this.embedder.model;
@@ -182,8 +202,17 @@ export class SemanticIndex {
     this.onError(err);
   }
 
-  /** Memories just written: embedded in the background (a newer write of a key replaces an older in the queue). */
+  /**
+   * Memories just written: embedded in the background (a newer write of a key replaces an older in the
+   * queue), or, when writes do not embed, their keys' vectors forgotten (a key written anew after it expired
+   * may take a version its old vector has: `similarity` would take that vector for the new text).
+   */
   written(agentId: string, memories: readonly Memory[]): void {
+    if (!this.embedsOnWrite) {
+      const have = this.vectors.get(agentId);
+      if (have) for (const memory of memories) have.delete(memory.key);
+      return;
+    }
     for (const memory of memories) this.queue.set(`${agentId}\u0000${memory.key}`, { agentId, memory });
     this.kick();
   }
@@ -205,14 +234,18 @@ export class SemanticIndex {
     this.vectors.get(agentId)?.delete(key);
   }
 
-  /** Whether the agent's memories still need a first look in this process (see `catchUp`). */
+  /**
+   * Whether the agent's memories still need a first look in this process (see `catchUp`): never when writes
+   * do not embed (a search embeds what it ranks).
+   */
   needsCatchUp(agentId: string): boolean {
-    return !this.caughtUp.has(agentId);
+    return this.embedsOnWrite && !this.caughtUp.has(agentId);
   }
 
-  /** Queues the agent's memories that have no vector here, or one of an older version. */
+  /** Queues the agent's memories that have no vector here, or one of an older version (when writes embed). */
   catchUp(agentId: string, memories: readonly Memory[]): void {
     this.caughtUp.add(agentId);
+    if (!this.embedsOnWrite) return;
     const have = this.vectors.get(agentId);
     this.written(
       agentId,
@@ -282,6 +315,16 @@ export class SemanticIndex {
     return out.sort((a, b) => b.similarity - a.similarity || (a.key < b.key ? -1 : 1)).slice(0, max);
   }
 
+  /** Unit vectors of `texts`: the in-process model's as `similarity` makes them, else the model's, scaled. */
+  private async embedBatch(texts: string[]): Promise<Float32Array[]> {
+    if (this.embedder.embedNow) {
+      const out: Float32Array[] = [];
+      for (const text of texts) out.push(this.embedder.embedNow(text));
+      return out;
+    }
+    return (await this.embedder.embed(texts)).map(unit);
+  }
+
   private keep(agentId: string, key: string, version: number, vector: Float32Array): void {
     let perAgent = this.vectors.get(agentId);
     if (!perAgent) {
@@ -294,12 +337,17 @@ export class SemanticIndex {
 
   private async drain(): Promise<void> {
     while (this.queue.size > 0) {
-      const batch = [...this.queue.entries()].slice(0, BATCH);
+      // The first BATCH waiting (a Map keeps its order), without copying the whole queue.
+      const batch: [string, { agentId: string; memory: Memory }][] = [];
+      for (const entry of this.queue) {
+        batch.push(entry);
+        if (batch.length === BATCH) break;
+      }
       for (const [slot] of batch) this.queue.delete(slot);
       const started = performance.now();
       let vectors: Float32Array[];
       try {
-        vectors = (await this.embedder.embed(batch.map(([, { memory }]) => embeddingText(memory)))).map(unit);
+        vectors = await this.embedBatch(batch.map(([, { memory }]) => embeddingText(memory)));
       } catch (err) {
         this.onError(err);
         continue; // these stay without a vector until a later catch-up or write
