@@ -10,6 +10,7 @@
  * every process that shares the store.
  */
 import { createHash } from 'node:crypto';
+import { canonicalJson } from './canonical-json.js';
 import type { Clock } from './clock.js';
 import { AppError } from './errors.js';
 import type { Recorder } from './ledger.js';
@@ -41,18 +42,6 @@ export function parseIdempotencyKey(raw: unknown, where: string): string | undef
     );
   }
   return raw;
-}
-
-/** JSON with object keys sorted, so that equal inputs give equal text whatever their key order. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }
 
 /** What identifies "the same request": the operation and its validated input (defaults applied). */

@@ -4,6 +4,7 @@
  * memories (created, updated, unchanged, skipped by the policy, expired), then writes the plan through the
  * charge port, charged per memory written, or refuses the whole of it; a dry run answers the plan, free.
  */
+import { canonicalJson } from './canonical-json.js';
 import type { ImportItem, ImportPlanner } from './charge-port.js';
 import type { Clock } from './clock.js';
 import { AppError } from './errors.js';
@@ -76,7 +77,8 @@ export function createMemoryTransfer(
     return (
       memory.value === content.value &&
       memory.type === content.type &&
-      JSON.stringify(memory.metadata) === JSON.stringify(content.metadata) &&
+      // Metadata is a JSON object: the order of its fields is not content.
+      canonicalJson(memory.metadata) === canonicalJson(content.metadata) &&
       memory.expiresAt === content.expiresAt
     );
   }
@@ -157,16 +159,21 @@ export function createMemoryTransfer(
     if (input.dry_run) {
       const at = clock.now();
       const steps = await store.read((reader) => plan(reader, agentId, input, at));
-      const account = await store.read((reader) => reader.getAccount(agentId));
-      return {
-        success: true,
+      const answer = {
+        success: true as const,
         dry_run: true,
         policy: input.policy,
         ...counts(steps),
         price_cents: priceOf(steps),
         cost_cents: 0,
-        credit_balance_cents: account?.balanceCents ?? 0,
+        credit_balance_cents: 0,
       };
+      // Free; with an idempotency key its answer is kept for replays, as every other answer is.
+      if (record?.idempotencyKey !== undefined) {
+        return ledger.chargeAnswer(agentId, { cents: 0, operation: price.operation }, record, answer);
+      }
+      const account = await store.read((reader) => reader.getAccount(agentId));
+      return { ...answer, credit_balance_cents: account?.balanceCents ?? 0 };
     }
     const planned: ImportPlanner = async (reader, at) => {
       const steps = await plan(reader, agentId, input, at);

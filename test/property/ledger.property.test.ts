@@ -1339,15 +1339,6 @@ function checkRotations(batch: Batch): void {
   }
 }
 
-/**
- * Whether a successful request with an idempotency key leaves its record. Not a dry run of an import: the
- * core answers it before the charge port, which keeps the records, so it is neither replayed nor holds its
- * key for later requests (docs/api.md promises a replay "as on every paid route"; reported, issue 38).
- */
-const DRY_RUN_RECORDED = false;
-const recorded = (req: Req) =>
-  DRY_RUN_RECORDED || !(req.op === 'memory_import' && req.input.dry_run === true);
-
 /** Idempotency keys: replays return the stored response, other requests under the key are 422. */
 function checkIdempotency(batch: Batch): void {
   const { post, done, model, now } = batch;
@@ -1376,7 +1367,7 @@ function checkIdempotency(batch: Batch): void {
       }
       continue;
     }
-    const runs = members.filter((d) => d.out.ok && !d.out.replayed && recorded(d.req));
+    const runs = members.filter((d) => d.out.ok && !d.out.replayed);
     expect(
       runs.length,
       `${slot}: requests that ran under one key:\n${members.map(describeDone).join('\n')}`,
@@ -1401,7 +1392,7 @@ function checkIdempotency(batch: Batch): void {
     }
   }
   for (const d of done) {
-    if (d.out.ok && !d.out.replayed && d.req.idem && d.req.agent && recorded(d.req)) {
+    if (d.out.ok && !d.out.replayed && d.req.idem && d.req.agent) {
       model.records.set(slotOf(d.req.agent.id, d.req.idem), {
         fingerprint: d.req.fingerprint as string,
         operation: d.req.op,
@@ -1913,22 +1904,12 @@ function importLines(input: Record<string, unknown>): Record<string, unknown>[] 
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
-/**
- * Whether metadata that differs only in the order of its fields counts as other content for an import. It
- * does: memory-transfer.ts compares the JSON texts, so such a line is skipped, or under overwrite and
- * if_newer written again as a new version and charged, where docs/api.md promises that "a line equal to it is
- * unchanged and free" (JSON objects are unordered). Reported (issue 38); false once the service compares the
- * values.
- */
-const METADATA_ORDER_COUNTS = true;
-
 /** Whether a line's content equals the live memory: the same value, type and metadata, no expiry. */
 const sameContent = (view: MemoryView, content: Content) =>
   view.memory_value === content.value &&
   view.memory_type === content.type &&
-  (METADATA_ORDER_COUNTS
-    ? JSON.stringify(view.metadata) === JSON.stringify(content.metadata)
-    : isDeepStrictEqual(view.metadata, content.metadata)) &&
+  // docs/api.md: "a line equal to it is unchanged and free"; JSON objects are unordered.
+  isDeepStrictEqual(view.metadata, content.metadata) &&
   view.expires_at === null;
 
 /**
