@@ -95,21 +95,12 @@ export function createMemoryTransfer(
       existing: Memory | undefined;
       content: ReturnType<typeof contentOf>;
     }[] = [];
-    // Every line's memory in one read where the store can (a database), else key by key.
-    const stored = reader.getMemories
-      ? new Map(
-          (await reader.getMemories(agentId, [...new Set(lines.map((l) => l.memory_key))])).map((m) => [
-            m.key,
-            m,
-          ]),
-        )
-      : undefined;
+    // Every line's memory in one read.
+    const keys = [...new Set(lines.map((l) => l.memory_key))];
+    const stored = new Map((await reader.getMemories(agentId, keys)).map((m) => [m.key, m]));
     for (const line of lines) {
       const content = contentOf(line, at);
-      const existing = live(
-        stored ? stored.get(line.memory_key) : await reader.getMemory(agentId, line.memory_key),
-        now,
-      );
+      const existing = live(stored.get(line.memory_key), now);
       let outcome: Outcome;
       if (content.expiresAt !== undefined && content.expiresAt <= now) outcome = 'expired';
       else if (!existing) outcome = 'created';

@@ -92,16 +92,10 @@ function candidate(memory: Memory, own: number, lexical?: number): Candidate {
   };
 }
 
-/** The memories under `keys` that exist (expired or not): one read per key, or one for all where a store can. */
+/** The memories under `keys` that exist (expired or not), in one read. */
 async function memoriesByKey(tx: StoreReader, agentId: string, keys: readonly string[]): Promise<Memory[]> {
   if (keys.length === 0) return [];
-  if (tx.getMemories) return tx.getMemories(agentId, keys);
-  const out: Memory[] = [];
-  for (const key of keys) {
-    const memory = await tx.getMemory(agentId, key);
-    if (memory) out.push(memory);
-  }
-  return out;
+  return tx.getMemories(agentId, keys);
 }
 
 /** One page of a ranked query (see the module's header). */

@@ -1,6 +1,6 @@
 /**
- * The persistence port. The core sees only this; adapters (JSON file now, PostgreSQL later) implement it.
- * Methods are asynchronous so that a database adapter fits the same shape.
+ * The persistence port. The core sees only this; the JSON file store (store/json/) and PostgreSQL
+ * (store/postgres/) implement it. Methods are asynchronous so that a database adapter fits the same shape.
  */
 import type { ChargePort } from './charge-port.js';
 import type { Account, CacheState, IdempotencyRecord, LedgerEntry, Memory, MemoryVersion } from './model.js';

@@ -65,9 +65,9 @@ export interface StoreReader {
   getMemory(agentId: string, key: string): Promise<Memory | undefined>;
   /**
    * The memories under `keys` that exist, expired or not, in any order: one read where `getMemory` per key
-   * would be many (a database). Optional: without it, callers read key by key.
+   * would be many (a database's round trips).
    */
-  getMemories?(agentId: string, keys: readonly string[]): Promise<Memory[]>;
+  getMemories(agentId: string, keys: readonly string[]): Promise<Memory[]>;
   /**
    * Most recently updated first, at most `limit`, optionally of one type, only those live at `liveAt` (an ISO
    * instant: no expiry, or one after it). Never reads other agents' data.
