@@ -120,7 +120,7 @@ describe('the packed package, installed from its tarball', () => {
     if (root) await rm(root, { recursive: true, force: true });
   });
 
-  it('holds package.json, README.md, LICENSE, mcp.json, server.json, docs, the built JS and the SQL migrations, nothing else', async () => {
+  it('holds package.json, README.md, LICENSE, mcp.json, server.json, docs, the built JS, the SQL migrations and the word vectors, nothing else', async () => {
     const top = [
       'package/package.json',
       'package/README.md',
@@ -135,6 +135,8 @@ describe('the packed package, installed from its tarball', () => {
         !/^package\/dist\/store\/postgres\/migrations\/\d{4}_[a-z0-9_]+\.sql$/.test(e) &&
         // The pages' built files (the console's bundle, the API reference's Swagger UI), served as they are.
         !/^package\/dist\/web\/(console|docs)\/[\w.-]+$/.test(e) &&
+        // The in-process embedding model's word vectors and their card (semantic search, issue 31).
+        !/^package\/dist\/embeddings\/word-vectors-en\.(bin|md)$/.test(e) &&
         !/^package\/docs\/[\w-]+\.md$/.test(e),
     );
     // The README's links into docs/ resolve inside the package too.
