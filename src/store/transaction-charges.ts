@@ -11,6 +11,7 @@ import type {
   ChargePort,
   ChargeRequest,
   ImportPlanner,
+  MemoryContent,
   StoreItem,
   WriteRules,
 } from '../core/charge-port.js';
@@ -27,6 +28,18 @@ import { meetsCondition } from '../core/memory-rules.js';
 import { createMemoryWrites, live } from '../core/memory-writes.js';
 import type { Account, JsonObject, Memory } from '../core/model.js';
 import type { StorePort, StoreTx } from '../core/store-port.js';
+
+/** The memory an item writes, without what the port adds around it (its key, condition, plan). */
+function contentOf(item: MemoryContent) {
+  const { value, type, metadata, expiresAt, ttlSeconds } = item;
+  return {
+    value,
+    type,
+    metadata,
+    ...(expiresAt === undefined ? {} : { expiresAt }),
+    ...(ttlSeconds === undefined ? {} : { ttlSeconds }),
+  };
+}
 
 /** What an operation did in its transaction, its price (when known only from it), and its kept answer. */
 interface Done<T> {
@@ -128,15 +141,7 @@ export function createTransactionCharges(store: Pick<StorePort, 'transact'>): Ch
             refuse({ refused: 'version_conflict', key: item.key, currentVersion: existing?.version ?? null });
           }
           if (item.refusedExpiry) throw item.refusedExpiry;
-          const { key, value, type, metadata, expiresAt, ttlSeconds } = item;
-          const content = {
-            value,
-            type,
-            metadata,
-            ...(expiresAt === undefined ? {} : { expiresAt }),
-            ...(ttlSeconds === undefined ? {} : { ttlSeconds }),
-          };
-          const memory = await writeMemory(tx, request.agentId, key, content, existing, at);
+          const memory = await writeMemory(tx, request.agentId, item.key, contentOf(item), existing, at);
           results.push({ memory, created: !existing });
         }
         const batch = request.operation === 'memory_store_batch';
@@ -211,9 +216,11 @@ export function createTransactionCharges(store: Pick<StorePort, 'transact'>): Ch
           const at = new Date(request.at);
           const planned = await plan(tx, at);
           const written: Memory[] = [];
-          for (const { key, plannedVersion: _, kept, ...content } of planned.items) {
-            const existing = await liveMemory(tx, request, key);
-            written.push(await writeMemory(tx, request.agentId, key, content, existing, at, kept));
+          for (const item of planned.items) {
+            const existing = await liveMemory(tx, request, item.key);
+            written.push(
+              await writeMemory(tx, request.agentId, item.key, contentOf(item), existing, at, item.kept),
+            );
           }
           const answer = (balance: number) => ({ ...planned.answer, credit_balance_cents: balance });
           return {
